@@ -1,0 +1,51 @@
+# The verbs a user expects. Every target installs what it is missing first, so `make demo` and
+# `make test` work on a fresh machine.
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+PRESET ?= dev
+BUILD_DIR := $(CURDIR)/build
+TOOLS_BIN := $(BUILD_DIR)/tools/bin
+KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
+export PATH := $(TOOLS_BIN):$(PATH)
+
+.PHONY: deps tools configure build test unit e2e demo cluster-up cluster-down bench format clean help
+
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+deps: ## Install the Debian packages the build, tests and demo need (idempotent).
+	@scripts/install-deps.sh
+
+tools: ## Build (or reuse from the cache) the pinned Kubernetes tools into build/tools/bin.
+	@tests/cluster/tools/build-tools.sh
+
+configure: deps
+	@if [[ ! -f $(BUILD_DIR)/build.ninja ]]; then cmake --preset $(PRESET); fi
+
+build: configure ## Build build/bin/disttrain-operator and build/bin/disttrain-trainer.
+	@cmake --build $(BUILD_DIR)
+
+test: build tools ## Run every test suite (unit, then e2e against a local cluster) through ctest.
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 1800
+
+unit: build ## Run the unit suites only (no cluster).
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j2
+
+e2e: build tools ## Run the end-to-end suites against the local cluster.
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e
+
+cluster-up: deps tools ## Start the local control plane; kubeconfig in build/cluster/kubeconfig.
+	@tests/cluster/cluster-up.sh
+
+cluster-down: ## Stop the local control plane and every process it started.
+	@tests/cluster/cluster-down.sh
+
+demo: build cluster-up ## Build, start the local cluster and run the main example job.
+	@scripts/demo.sh
+
+format: ## Format the C++ sources with clang-format.
+	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i
+
+clean: cluster-down ## Remove the build tree (the tool cache outside the repo is kept).
+	@rm -rf $(BUILD_DIR)

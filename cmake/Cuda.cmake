@@ -1,0 +1,18 @@
+# CUDA is optional. The build succeeds without nvcc; with DISTTRAIN_ENABLE_CUDA=ON and a CUDA
+# compiler on the machine, the trainer's CUDA kernels are compiled and linked in as well.
+set(DISTTRAIN_HAVE_CUDA OFF)
+if(DISTTRAIN_ENABLE_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(DISTTRAIN_HAVE_CUDA ON)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  endif()
+endif()
+message(STATUS "disttrain: CUDA kernels ${DISTTRAIN_HAVE_CUDA}")

@@ -1,0 +1,27 @@
+// Dense float32 update kernels: y += alpha * x, the core of every parameter update.
+//
+// The CPU kernel is always built. The CUDA kernel is compiled when the build finds a CUDA
+// compiler (see cmake/Cuda.cmake); otherwise CudaAxpy reports that it is unavailable.
+// All functions are thread-safe for disjoint outputs.
+#ifndef DISTTRAIN_TRAINER_KERNELS_AXPY_H_
+#define DISTTRAIN_TRAINER_KERNELS_AXPY_H_
+
+#include <span>
+
+#include "absl/status/status.h"
+
+namespace disttrain::kernels {
+
+// y[i] += alpha * x[i] on the CPU. x and y must have the same size.
+void Axpy(float alpha, std::span<const float> x, std::span<float> y);
+
+// True when this binary has CUDA kernels and a CUDA device is visible.
+bool CudaAvailable();
+
+// y[i] += alpha * x[i] on the GPU, for host buffers (copied in and out).
+// Returns FailedPrecondition when CUDA is unavailable.
+absl::Status CudaAxpy(float alpha, std::span<const float> x, std::span<float> y);
+
+}  // namespace disttrain::kernels
+
+#endif  // DISTTRAIN_TRAINER_KERNELS_AXPY_H_

@@ -1,0 +1,16 @@
+#include <cassert>
+#include <cstddef>
+
+#include "trainer/kernels/axpy.h"
+
+namespace disttrain::kernels {
+
+void Axpy(float alpha, std::span<const float> x, std::span<float> y) {
+  assert(x.size() == y.size());
+  const float* __restrict xs = x.data();
+  float* __restrict ys = y.data();
+  const std::size_t n = y.size();
+  for (std::size_t i = 0; i < n; ++i) ys[i] += alpha * xs[i];
+}
+
+}  // namespace disttrain::kernels
