@@ -61,7 +61,7 @@ build_into "$etcd_dir" etcd -- build_etcd
 
 kwok_dir="$cache/kwok-$KWOK_VERSION"
 build_kwok() {
-  GOBIN="$OUT" GOFLAGS= go install -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
+  GOBIN="$OUT" GOFLAGS= go install -ldflags "-s -w" \
     "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 build_into "$kwok_dir" kwok kwokctl -- build_kwok

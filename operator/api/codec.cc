@@ -1,0 +1,314 @@
+#include "operator/api/codec.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace disttrain::api {
+namespace {
+
+using json = nlohmann::json;
+
+absl::Status FieldError(std::string_view path, std::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
+}
+
+// Reads optional typed members of one JSON object, remembering the first error.
+class Fields {
+ public:
+  Fields(const json& object, std::string path) : object_(object), path_(std::move(path)) {
+    if (!object_.is_null() && !object_.is_object()) status_ = FieldError(path_, "must be an object");
+  }
+
+  const json* Find(std::string_view key) const {
+    if (!object_.is_object()) return nullptr;
+    auto it = object_.find(key);
+    return it == object_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string Path(std::string_view key) const {
+    return path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key);
+  }
+
+  template <typename Int>
+  void ReadInt(std::string_view key, Int* out) {
+    std::optional<Int> v;
+    ReadInt(key, &v);
+    if (v) *out = *v;
+  }
+  template <typename Int>
+  void ReadInt(std::string_view key, std::optional<Int>* out) {
+    const json* v = Find(key);
+    if (v == nullptr || !status_.ok()) return;
+    if (!v->is_number_integer()) return Fail(key, "must be an integer");
+    int64_t n = v->get<int64_t>();
+    if (n < std::numeric_limits<Int>::min() || n > std::numeric_limits<Int>::max()) {
+      return Fail(key, "is out of range");
+    }
+    *out = static_cast<Int>(n);
+  }
+  void ReadString(std::string_view key, std::string* out) {
+    const json* v = Find(key);
+    if (v == nullptr || !status_.ok()) return;
+    if (!v->is_string()) return Fail(key, "must be a string");
+    *out = v->get<std::string>();
+  }
+  void ReadBool(std::string_view key, bool* out) {
+    const json* v = Find(key);
+    if (v == nullptr || !status_.ok()) return;
+    if (!v->is_boolean()) return Fail(key, "must be true or false");
+    *out = v->get<bool>();
+  }
+  void ReadTime(std::string_view key, std::optional<absl::Time>* out) {
+    std::string text;
+    ReadString(key, &text);
+    if (text.empty() || !status_.ok()) return;
+    absl::StatusOr<absl::Time> t = ParseTime(text);
+    if (!t.ok()) return Fail(key, t.status().message());
+    *out = *t;
+  }
+  void ReadStringMap(std::string_view key, std::map<std::string, std::string>* out) {
+    const json* v = Find(key);
+    if (v == nullptr || !status_.ok()) return;
+    if (!v->is_object()) return Fail(key, "must be a map of strings");
+    for (const auto& [k, val] : v->items()) {
+      if (!val.is_string()) return Fail(key, absl::StrCat("value of \"", k, "\" must be a string"));
+      (*out)[k] = val.get<std::string>();
+    }
+  }
+  // Reads a string member that must be one of `names` (index into it), when present.
+  template <typename Enum, size_t N>
+  void ReadEnum(std::string_view key, const std::array<std::pair<std::string_view, Enum>, N>& names,
+                Enum* out) {
+    std::string text;
+    bool present = Find(key) != nullptr;
+    ReadString(key, &text);
+    if (!present || !status_.ok()) return;
+    std::string allowed;
+    for (const auto& [name, value] : names) {
+      if (name == text) {
+        *out = value;
+        return;
+      }
+      absl::StrAppend(&allowed, allowed.empty() ? "" : ", ", "\"", name, "\"");
+    }
+    Fail(key, absl::StrCat("unsupported value \"", text, "\": want one of ", allowed));
+  }
+
+  void Fail(std::string_view key, std::string_view message) {
+    if (status_.ok()) status_ = FieldError(Path(key), message);
+  }
+  void Merge(const absl::Status& s) {
+    if (status_.ok() && !s.ok()) status_ = s;
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  const json& object_;
+  std::string path_;
+  absl::Status status_;
+};
+
+constexpr std::array<std::pair<std::string_view, RestartPolicy>, 4> kRestartPolicies = {{
+    {"Never", RestartPolicy::kNever},
+    {"OnFailure", RestartPolicy::kOnFailure},
+    {"Always", RestartPolicy::kAlways},
+    {"ExitCode", RestartPolicy::kExitCode},
+}};
+constexpr std::array<std::pair<std::string_view, CleanPodPolicy>, 3> kCleanPodPolicies = {{
+    {"Running", CleanPodPolicy::kRunning},
+    {"All", CleanPodPolicy::kAll},
+    {"None", CleanPodPolicy::kNone},
+}};
+constexpr std::array<std::pair<std::string_view, SuccessPolicy>, 2> kSuccessPolicies = {{
+    {"", SuccessPolicy::kDefault},
+    {"AllWorkers", SuccessPolicy::kAllWorkers},
+}};
+
+absl::Status DecodeMetadata(const json& j, ObjectMeta* meta) {
+  Fields f(j, "metadata");
+  f.ReadString("name", &meta->name);
+  f.ReadString("namespace", &meta->namespace_name);
+  f.ReadString("uid", &meta->uid);
+  f.ReadString("resourceVersion", &meta->resource_version);
+  f.ReadInt("generation", &meta->generation);
+  f.ReadStringMap("labels", &meta->labels);
+  f.ReadStringMap("annotations", &meta->annotations);
+  f.ReadTime("creationTimestamp", &meta->creation_timestamp);
+  f.ReadTime("deletionTimestamp", &meta->deletion_timestamp);
+  return f.status();
+}
+
+absl::Status DecodeReplicaSpec(const json& j, const std::string& path, ReplicaSpec* spec) {
+  Fields f(j, path);
+  f.ReadInt("replicas", &spec->replicas);
+  f.ReadEnum("restartPolicy", kRestartPolicies, &spec->restart_policy);
+  if (const json* t = f.Find("template")) {
+    if (!t->is_object()) f.Fail("template", "must be an object (a PodTemplateSpec)");
+    spec->pod_template = *t;
+  }
+  return f.status();
+}
+
+absl::Status DecodeRunPolicy(const json& j, RunPolicy* run) {
+  Fields f(j, "spec.runPolicy");
+  f.ReadEnum("cleanPodPolicy", kCleanPodPolicies, &run->clean_pod_policy);
+  f.ReadInt("ttlSecondsAfterFinished", &run->ttl_seconds_after_finished);
+  f.ReadInt("activeDeadlineSeconds", &run->active_deadline_seconds);
+  f.ReadInt("backoffLimit", &run->backoff_limit);
+  f.ReadBool("suspend", &run->suspend);
+  if (const json* sp = f.Find("schedulingPolicy")) {
+    Fields s(*sp, "spec.runPolicy.schedulingPolicy");
+    SchedulingPolicy policy;
+    s.ReadInt("minAvailable", &policy.min_available);
+    s.ReadString("queue", &policy.queue);
+    s.ReadString("priorityClass", &policy.priority_class);
+    s.ReadInt("scheduleTimeoutSeconds", &policy.schedule_timeout_seconds);
+    f.Merge(s.status());
+    run->scheduling_policy = policy;
+  }
+  return f.status();
+}
+
+absl::Status DecodeSpec(const json& j, JobSpec* spec) {
+  Fields f(j, "spec");
+  if (j.is_null()) return FieldError("spec", "is required");
+  const json* replicas = f.Find("replicaSpecs");
+  if (replicas == nullptr) {
+    f.Fail("replicaSpecs", "is required");
+  } else if (!replicas->is_object()) {
+    f.Fail("replicaSpecs", "must be a map keyed Chief, PS, Worker or Evaluator");
+  } else {
+    for (const auto& [key, value] : replicas->items()) {
+      absl::StatusOr<ReplicaType> type = ParseReplicaTypeKey(key);
+      if (!type.ok()) {
+        f.Fail("replicaSpecs", type.status().message());
+        break;
+      }
+      f.Merge(DecodeReplicaSpec(value, absl::StrCat("spec.replicaSpecs.", key),
+                                &spec->replica_specs[*type]));
+    }
+  }
+  if (const json* run = f.Find("runPolicy")) f.Merge(DecodeRunPolicy(*run, &spec->run_policy));
+  f.ReadEnum("successPolicy", kSuccessPolicies, &spec->success_policy);
+  if (const json* tc = f.Find("tfConfig")) {
+    Fields t(*tc, "spec.tfConfig");
+    t.ReadBool("evaluatorInCluster", &spec->tf_config.evaluator_in_cluster);
+    f.Merge(t.status());
+  }
+  return f.status();
+}
+
+}  // namespace
+
+std::string FormatTime(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+absl::StatusOr<absl::Time> ParseTime(std::string_view text) {
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", text, "\" is not an RFC 3339 time"));
+  }
+  return t;
+}
+
+absl::StatusOr<DistributedTraining> DecodeJob(const json& object) {
+  if (!object.is_object()) return absl::InvalidArgumentError("a DistributedTraining must be an object");
+  Fields top(object, "");
+  std::string api_version, kind;
+  top.ReadString("apiVersion", &api_version);
+  top.ReadString("kind", &kind);
+  if (!top.status().ok()) return top.status();
+  if (kind != kKind || api_version != kApiVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("want apiVersion ", kApiVersion, " kind ", kKind,
+                                                   ", got apiVersion \"", api_version,
+                                                   "\" kind \"", kind, "\""));
+  }
+  DistributedTraining job;
+  if (const json* meta = top.Find("metadata")) {
+    if (absl::Status s = DecodeMetadata(*meta, &job.metadata); !s.ok()) return s;
+  }
+  const json* spec = top.Find("spec");
+  if (absl::Status s = DecodeSpec(spec ? *spec : json(), &job.spec); !s.ok()) return s;
+  if (const json* status = top.Find("status")) {
+    absl::StatusOr<JobStatus> st = DecodeStatus(*status);
+    if (!st.ok()) return st.status();
+    job.status = *std::move(st);
+  }
+  return job;
+}
+
+json EncodeStatus(const JobStatus& status) {
+  json out = json::object();
+  json conditions = json::array();
+  for (const Condition& c : status.conditions) {
+    json cj = {{"type", c.type}, {"status", c.status ? "True" : "False"}};
+    if (!c.reason.empty()) cj["reason"] = c.reason;
+    if (!c.message.empty()) cj["message"] = c.message;
+    if (c.last_transition_time != absl::InfinitePast()) {
+      cj["lastTransitionTime"] = FormatTime(c.last_transition_time);
+    }
+    conditions.push_back(std::move(cj));
+  }
+  out["conditions"] = std::move(conditions);
+  if (!status.state.empty()) out["state"] = status.state;
+  json replicas = json::object();
+  for (const auto& [type, rs] : status.replica_statuses) {
+    json r = {{"active", rs.active}, {"succeeded", rs.succeeded}, {"failed", rs.failed},
+              {"restarts", rs.restarts}};
+    if (!rs.progress.empty()) r["progress"] = rs.progress;
+    replicas[std::string(ReplicaTypeKey(type))] = std::move(r);
+  }
+  out["replicaStatuses"] = std::move(replicas);
+  if (status.start_time) out["startTime"] = FormatTime(*status.start_time);
+  if (status.completion_time) out["completionTime"] = FormatTime(*status.completion_time);
+  out["observedGeneration"] = status.observed_generation;
+  return out;
+}
+
+absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
+  JobStatus status;
+  Fields f(j, "status");
+  if (const json* conds = f.Find("conditions")) {
+    if (!conds->is_array()) return FieldError("status.conditions", "must be a list");
+    for (size_t i = 0; i < conds->size(); ++i) {
+      Fields c((*conds)[i], absl::StrCat("status.conditions[", i, "]"));
+      Condition cond;
+      std::string st;
+      std::optional<absl::Time> t;
+      c.ReadString("type", &cond.type);
+      c.ReadString("status", &st);
+      c.ReadString("reason", &cond.reason);
+      c.ReadString("message", &cond.message);
+      c.ReadTime("lastTransitionTime", &t);
+      f.Merge(c.status());
+      cond.status = st == "True";
+      if (t) cond.last_transition_time = *t;
+      status.conditions.push_back(std::move(cond));
+    }
+  }
+  f.ReadString("state", &status.state);
+  if (const json* rs = f.Find("replicaStatuses")) {
+    if (!rs->is_object()) return FieldError("status.replicaStatuses", "must be a map");
+    for (const auto& [key, value] : rs->items()) {
+      absl::StatusOr<ReplicaType> type = ParseReplicaTypeKey(key);
+      if (!type.ok()) return FieldError("status.replicaStatuses", type.status().message());
+      Fields r(value, absl::StrCat("status.replicaStatuses.", key));
+      ReplicaStatus& out = status.replica_statuses[*type];
+      r.ReadInt("active", &out.active);
+      r.ReadInt("succeeded", &out.succeeded);
+      r.ReadInt("failed", &out.failed);
+      r.ReadInt("restarts", &out.restarts);
+      r.ReadString("progress", &out.progress);
+      f.Merge(r.status());
+    }
+  }
+  f.ReadTime("startTime", &status.start_time);
+  f.ReadTime("completionTime", &status.completion_time);
+  f.ReadInt("observedGeneration", &status.observed_generation);
+  if (!f.status().ok()) return f.status();
+  return status;
+}
+
+}  // namespace disttrain::api

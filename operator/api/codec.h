@@ -1,0 +1,31 @@
+// Conversion between DistributedTraining objects and their JSON form (API server bodies, YAML
+// files after yaml_json). Decoding checks types and enums and names the field at fault
+// ("spec.replicaSpecs.Worker.replicas: must be an integer"); cross-field rules live in
+// validation.h. Stateless; thread-safe.
+#ifndef DISTTRAIN_OPERATOR_API_CODEC_H_
+#define DISTTRAIN_OPERATOR_API_CODEC_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+#include "operator/api/types.h"
+
+namespace disttrain::api {
+
+// Decodes a whole object. Fields the API leaves out keep the defaults of types.h.
+absl::StatusOr<DistributedTraining> DecodeJob(const nlohmann::json& object);
+
+// The status subresource body, as the CRD schema defines it.
+nlohmann::json EncodeStatus(const JobStatus& status);
+absl::StatusOr<JobStatus> DecodeStatus(const nlohmann::json& status);
+
+// RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time.
+std::string FormatTime(absl::Time t);
+absl::StatusOr<absl::Time> ParseTime(std::string_view text);
+
+}  // namespace disttrain::api
+
+#endif  // DISTTRAIN_OPERATOR_API_CODEC_H_

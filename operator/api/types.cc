@@ -1,0 +1,63 @@
+#include "operator/api/types.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace disttrain::api {
+
+std::string_view ReplicaTypeKey(ReplicaType type) {
+  switch (type) {
+    case ReplicaType::kChief: return "Chief";
+    case ReplicaType::kPS: return "PS";
+    case ReplicaType::kWorker: return "Worker";
+    case ReplicaType::kEvaluator: return "Evaluator";
+  }
+  return "";
+}
+
+std::string_view ReplicaTypeRole(ReplicaType type) {
+  switch (type) {
+    case ReplicaType::kChief: return "chief";
+    case ReplicaType::kPS: return "ps";
+    case ReplicaType::kWorker: return "worker";
+    case ReplicaType::kEvaluator: return "evaluator";
+  }
+  return "";
+}
+
+absl::StatusOr<ReplicaType> ParseReplicaTypeKey(std::string_view key) {
+  for (ReplicaType t : kReplicaTypes) {
+    if (key == ReplicaTypeKey(t)) return t;
+  }
+  std::string hint = key == "Master" ? " (Master is TFJob's legacy name: use Chief)" : "";
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown replica type \"", key, "\": want Chief, PS, Worker or Evaluator", hint));
+}
+
+std::string_view RestartPolicyName(RestartPolicy policy) {
+  switch (policy) {
+    case RestartPolicy::kNever: return "Never";
+    case RestartPolicy::kOnFailure: return "OnFailure";
+    case RestartPolicy::kAlways: return "Always";
+    case RestartPolicy::kExitCode: return "ExitCode";
+  }
+  return "";
+}
+
+std::string_view CleanPodPolicyName(CleanPodPolicy policy) {
+  switch (policy) {
+    case CleanPodPolicy::kRunning: return "Running";
+    case CleanPodPolicy::kAll: return "All";
+    case CleanPodPolicy::kNone: return "None";
+  }
+  return "";
+}
+
+std::string_view SuccessPolicyName(SuccessPolicy policy) {
+  switch (policy) {
+    case SuccessPolicy::kDefault: return "";
+    case SuccessPolicy::kAllWorkers: return "AllWorkers";
+  }
+  return "";
+}
+
+}  // namespace disttrain::api

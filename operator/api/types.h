@@ -1,0 +1,140 @@
+// The DistributedTraining resource (disttrain.io/v1) as C++ values.
+//
+// The CRD in crds/disttrain.io_distributedtrainings.yaml is the contract; these types mirror it.
+// Pod templates stay JSON so every field the user wrote survives, known to us or not.
+// Plain values; thread-compatible.
+#ifndef DISTTRAIN_OPERATOR_API_TYPES_H_
+#define DISTTRAIN_OPERATOR_API_TYPES_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+
+namespace disttrain::api {
+
+inline constexpr char kGroup[] = "disttrain.io";
+inline constexpr char kVersion[] = "v1";
+inline constexpr char kApiVersion[] = "disttrain.io/v1";
+inline constexpr char kKind[] = "DistributedTraining";
+inline constexpr char kPlural[] = "distributedtrainings";
+
+enum class ReplicaType { kChief, kPS, kWorker, kEvaluator };
+inline constexpr std::array<ReplicaType, 4> kReplicaTypes = {
+    ReplicaType::kChief, ReplicaType::kPS, ReplicaType::kWorker, ReplicaType::kEvaluator};
+
+// The key in spec.replicaSpecs: "Chief", "PS", "Worker", "Evaluator".
+std::string_view ReplicaTypeKey(ReplicaType type);
+// The lower-case role used in names, labels and TF_CONFIG: "chief", "ps", "worker", "evaluator".
+std::string_view ReplicaTypeRole(ReplicaType type);
+// Parses a replicaSpecs key; anything but the four keys is InvalidArgument.
+absl::StatusOr<ReplicaType> ParseReplicaTypeKey(std::string_view key);
+
+enum class RestartPolicy { kNever, kOnFailure, kAlways, kExitCode };
+std::string_view RestartPolicyName(RestartPolicy policy);
+
+enum class CleanPodPolicy { kRunning, kAll, kNone };
+std::string_view CleanPodPolicyName(CleanPodPolicy policy);
+
+enum class SuccessPolicy { kDefault, kAllWorkers };
+std::string_view SuccessPolicyName(SuccessPolicy policy);
+
+struct ReplicaSpec {
+  int32_t replicas = 1;
+  RestartPolicy restart_policy = RestartPolicy::kNever;
+  // A core/v1 PodTemplateSpec, exactly as written.
+  nlohmann::json pod_template = nlohmann::json::object();
+};
+
+struct SchedulingPolicy {
+  std::optional<int32_t> min_available;
+  std::string queue;
+  std::string priority_class;
+  std::optional<int32_t> schedule_timeout_seconds;
+};
+
+struct RunPolicy {
+  CleanPodPolicy clean_pod_policy = CleanPodPolicy::kRunning;
+  std::optional<int64_t> ttl_seconds_after_finished;
+  std::optional<int64_t> active_deadline_seconds;
+  std::optional<int32_t> backoff_limit;
+  bool suspend = false;
+  std::optional<SchedulingPolicy> scheduling_policy;
+};
+
+struct TfConfigOptions {
+  // Kubeflow puts the evaluator inside "cluster"; the Estimator convention keeps it out.
+  bool evaluator_in_cluster = true;
+};
+
+struct JobSpec {
+  std::map<ReplicaType, ReplicaSpec> replica_specs;
+  RunPolicy run_policy;
+  SuccessPolicy success_policy = SuccessPolicy::kDefault;
+  TfConfigOptions tf_config;
+};
+
+inline constexpr std::array<std::string_view, 6> kConditionTypes = {
+    "Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended"};
+
+struct Condition {
+  std::string type;
+  bool status = false;
+  std::string reason;
+  std::string message;
+  absl::Time last_transition_time = absl::InfinitePast();
+
+  bool operator==(const Condition&) const = default;
+};
+
+struct ReplicaStatus {
+  int32_t active = 0;
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+  int32_t restarts = 0;
+  // "<running>/<replicas>", for the printer columns.
+  std::string progress;
+
+  bool operator==(const ReplicaStatus&) const = default;
+};
+
+struct JobStatus {
+  std::vector<Condition> conditions;
+  // The current state: the type of the condition that describes the job now.
+  std::string state;
+  std::map<ReplicaType, ReplicaStatus> replica_statuses;
+  std::optional<absl::Time> start_time;
+  std::optional<absl::Time> completion_time;
+  int64_t observed_generation = 0;
+
+  bool operator==(const JobStatus&) const = default;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_name;
+  std::string uid;
+  std::string resource_version;
+  int64_t generation = 0;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::optional<absl::Time> creation_timestamp;
+  std::optional<absl::Time> deletion_timestamp;
+};
+
+struct DistributedTraining {
+  ObjectMeta metadata;
+  JobSpec spec;
+  JobStatus status;
+};
+
+}  // namespace disttrain::api
+
+#endif  // DISTTRAIN_OPERATOR_API_TYPES_H_

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Starts the local control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+# and kwok (simulated nodes and pods), all on loopback ports that are free, as processes of this
+# user. Writes the admin kubeconfig to build/cluster/kubeconfig.
+#
+#   tests/cluster/cluster-up.sh [--fixture]
+#
+# Idempotent: on a cluster that is already up it returns at once. With --fixture (ctest's
+# cluster fixture) it records whether it started the cluster, so cluster-down.sh --fixture stops
+# only a cluster the fixture started.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+source "$here/lib.sh"
+
+fixture=0
+[[ ${1:-} == --fixture ]] && fixture=1
+
+if cluster_healthy; then
+  log "cluster $CLUSTER_NAME is already up (kubeconfig $KUBECONFIG_FILE)"
+  exit 0
+fi
+
+start=$SECONDS
+"$here/tools/build-tools.sh" "$root"
+
+# A half-started or crashed cluster from an earlier run is removed first.
+if [[ -d $KWOK_WORKDIR/clusters/$CLUSTER_NAME ]]; then
+  log "removing a stale cluster $CLUSTER_NAME"
+  "$here/cluster-down.sh" >/dev/null 2>&1 || true
+fi
+mkdir -p "$CLUSTER_DIR"
+rm -f "$KUBECONFIG_FILE" "$CLUSTER_DIR/fixture-owned" "$CLUSTER_DIR/ready"
+
+config="$CLUSTER_DIR/kwokctl.yaml"
+cat >"$config" <<YAML
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  runtime: binary
+  kubeApiserverBinary: $TOOLS_BIN/kube-apiserver
+  kubeControllerManagerBinary: $TOOLS_BIN/kube-controller-manager
+  kubeSchedulerBinary: $TOOLS_BIN/kube-scheduler
+  kubectlBinary: $TOOLS_BIN/kubectl
+  etcdBinary: $TOOLS_BIN/etcd
+  kwokControllerBinary: $TOOLS_BIN/kwok
+  kubeVersion: $KUBERNETES_VERSION
+  bindAddress: 127.0.0.1
+  disableQPSLimits: true
+  kubeAuthorization: true
+---
+YAML
+cat "$here/kwok/stages.yaml" >>"$config"
+
+log "starting cluster $CLUSTER_NAME (logs in $KWOK_WORKDIR/clusters/$CLUSTER_NAME/logs)"
+if ! kwokctl create cluster --name "$CLUSTER_NAME" --config "$config" \
+    --kubeconfig "$KUBECONFIG_FILE" --wait 0s --timeout 120s >"$CLUSTER_DIR/create.log" 2>&1; then
+  log "kwokctl create cluster failed:"
+  tail -n 30 "$CLUSTER_DIR/create.log" >&2
+  report_components
+  exit 1
+fi
+
+if ! wait_for "the API server to be ready" 60 kubectl_q get --raw /readyz; then
+  report_components
+  exit 1
+fi
+for component in $COMPONENTS; do
+  if ! component_running "$component"; then
+    log "component $component is not running"
+    report_components
+    exit 1
+  fi
+done
+
+"$here/add-nodes.sh"
+
+((fixture)) && touch "$CLUSTER_DIR/fixture-owned"
+touch "$CLUSTER_DIR/ready"
+log "cluster $CLUSTER_NAME is up in $((SECONDS - start)) s; kubeconfig: $KUBECONFIG_FILE"
+log "try: kubectl --kubeconfig $KUBECONFIG_FILE get nodes"

@@ -1,0 +1,69 @@
+"""Helpers for end-to-end tests: kubectl against the local cluster, and waits on observed state.
+
+Waits poll the API server for a condition a user could observe, with a deadline; they never
+sleep a fixed time as a stand-in for synchronisation.
+"""
+import json
+import os
+import subprocess
+import time
+import uuid
+
+ROOT = os.environ.get("DISTTRAIN_ROOT", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
+KUBECONFIG = os.environ.get("DISTTRAIN_KUBECONFIG", os.path.join(ROOT, "build/cluster/kubeconfig"))
+TOOLS = os.environ.get("DISTTRAIN_TOOLS", os.path.join(ROOT, "build/tools/bin"))
+BIN = os.environ.get("DISTTRAIN_BIN", os.path.join(ROOT, "build/bin"))
+
+
+class KubectlError(Exception):
+    def __init__(self, args, result):
+        super().__init__(f"kubectl {' '.join(args)} exited {result.returncode}: {result.stderr.strip()}")
+        self.stderr = result.stderr
+        self.returncode = result.returncode
+
+
+def kubectl(*args, input=None, check=True, timeout=60):
+    """Runs kubectl with the cluster's kubeconfig; returns the CompletedProcess."""
+    cmd = [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, *args]
+    result = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise KubectlError(args, result)
+    return result
+
+
+def get_json(*args):
+    return json.loads(kubectl("get", *args, "-o", "json").stdout)
+
+
+def apply(manifest, namespace=None):
+    args = ["apply", "-f", "-"] + (["-n", namespace] if namespace else [])
+    return kubectl(*args, input=manifest if isinstance(manifest, str) else json.dumps(manifest))
+
+
+def wait_until(what, predicate, timeout=60.0, interval=0.2):
+    """Polls predicate() until it returns a truthy value, which is returned; fails after timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+        except KubectlError as e:
+            last = e
+        if last and not isinstance(last, Exception):
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; last seen: {last!r}")
+
+
+class Namespace:
+    """A fresh namespace per test class, deleted afterwards (with everything in it)."""
+
+    def __init__(self, prefix):
+        self.name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+    def __enter__(self):
+        kubectl("create", "namespace", self.name)
+        return self.name
+
+    def __exit__(self, *exc):
+        kubectl("delete", "namespace", self.name, "--wait=false", check=False)
