@@ -10,13 +10,13 @@
 namespace disttrain {
 namespace {
 
-constexpr std::array<std::string_view, 4> kRoles = {"chief", "evaluator", "ps", "worker"};
+constexpr std::array<absl::string_view, 4> kRoles = {"chief", "evaluator", "ps", "worker"};
 
-bool KnownRole(std::string_view role) {
+bool KnownRole(absl::string_view role) {
   return std::find(kRoles.begin(), kRoles.end(), role) != kRoles.end();
 }
 
-absl::Status Invalid(std::string_view message) {
+absl::Status Invalid(absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("TF_CONFIG: ", message));
 }
 
@@ -33,7 +33,7 @@ std::string SerializeTfConfig(const TfConfig& config) {
   return out.dump();
 }
 
-absl::StatusOr<TfConfig> ParseTfConfig(std::string_view text) {
+absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view text) {
   if (text.empty()) return Invalid("is empty");
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Invalid("is not valid JSON");

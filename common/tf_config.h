@@ -12,7 +12,7 @@
 
 #include <map>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,7 +36,7 @@ std::string SerializeTfConfig(const TfConfig& config);
 // "chief"), an index within the task's role, and the task's own address present in `cluster`
 // (except for an evaluator, which the Estimator convention keeps out of `cluster`).
 // Errors are InvalidArgument with a message naming the problem.
-absl::StatusOr<TfConfig> ParseTfConfig(std::string_view text);
+absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view text);
 
 }  // namespace disttrain
 

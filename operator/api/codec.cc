@@ -9,7 +9,7 @@ namespace {
 
 using json = nlohmann::json;
 
-absl::Status FieldError(std::string_view path, std::string_view message) {
+absl::Status FieldError(absl::string_view path, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
 }
 
@@ -20,23 +20,23 @@ class Fields {
     if (!object_.is_null() && !object_.is_object()) status_ = FieldError(path_, "must be an object");
   }
 
-  const json* Find(std::string_view key) const {
+  const json* Find(absl::string_view key) const {
     if (!object_.is_object()) return nullptr;
     auto it = object_.find(key);
     return it == object_.end() || it->is_null() ? nullptr : &*it;
   }
-  std::string Path(std::string_view key) const {
+  std::string Path(absl::string_view key) const {
     return path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key);
   }
 
   template <typename Int>
-  void ReadInt(std::string_view key, Int* out) {
+  void ReadInt(absl::string_view key, Int* out) {
     std::optional<Int> v;
     ReadInt(key, &v);
     if (v) *out = *v;
   }
   template <typename Int>
-  void ReadInt(std::string_view key, std::optional<Int>* out) {
+  void ReadInt(absl::string_view key, std::optional<Int>* out) {
     const json* v = Find(key);
     if (v == nullptr || !status_.ok()) return;
     if (!v->is_number_integer()) return Fail(key, "must be an integer");
@@ -46,27 +46,27 @@ class Fields {
     }
     *out = static_cast<Int>(n);
   }
-  void ReadString(std::string_view key, std::string* out) {
+  void ReadString(absl::string_view key, std::string* out) {
     const json* v = Find(key);
     if (v == nullptr || !status_.ok()) return;
     if (!v->is_string()) return Fail(key, "must be a string");
     *out = v->get<std::string>();
   }
-  void ReadBool(std::string_view key, bool* out) {
+  void ReadBool(absl::string_view key, bool* out) {
     const json* v = Find(key);
     if (v == nullptr || !status_.ok()) return;
     if (!v->is_boolean()) return Fail(key, "must be true or false");
     *out = v->get<bool>();
   }
-  void ReadTime(std::string_view key, std::optional<absl::Time>* out) {
+  void ReadTime(absl::string_view key, std::optional<absl::Time>* out) {
     std::string text;
     ReadString(key, &text);
     if (text.empty() || !status_.ok()) return;
-    absl::StatusOr<absl::Time> t = ParseTime(text);
+    absl::StatusOr<absl::Time> t = ParseKubeTime(text);
     if (!t.ok()) return Fail(key, t.status().message());
     *out = *t;
   }
-  void ReadStringMap(std::string_view key, std::map<std::string, std::string>* out) {
+  void ReadStringMap(absl::string_view key, std::map<std::string, std::string>* out) {
     const json* v = Find(key);
     if (v == nullptr || !status_.ok()) return;
     if (!v->is_object()) return Fail(key, "must be a map of strings");
@@ -77,7 +77,7 @@ class Fields {
   }
   // Reads a string member that must be one of `names` (index into it), when present.
   template <typename Enum, size_t N>
-  void ReadEnum(std::string_view key, const std::array<std::pair<std::string_view, Enum>, N>& names,
+  void ReadEnum(absl::string_view key, const std::array<std::pair<absl::string_view, Enum>, N>& names,
                 Enum* out) {
     std::string text;
     bool present = Find(key) != nullptr;
@@ -94,7 +94,7 @@ class Fields {
     Fail(key, absl::StrCat("unsupported value \"", text, "\": want one of ", allowed));
   }
 
-  void Fail(std::string_view key, std::string_view message) {
+  void Fail(absl::string_view key, absl::string_view message) {
     if (status_.ok()) status_ = FieldError(Path(key), message);
   }
   void Merge(const absl::Status& s) {
@@ -108,18 +108,18 @@ class Fields {
   absl::Status status_;
 };
 
-constexpr std::array<std::pair<std::string_view, RestartPolicy>, 4> kRestartPolicies = {{
+constexpr std::array<std::pair<absl::string_view, RestartPolicy>, 4> kRestartPolicies = {{
     {"Never", RestartPolicy::kNever},
     {"OnFailure", RestartPolicy::kOnFailure},
     {"Always", RestartPolicy::kAlways},
     {"ExitCode", RestartPolicy::kExitCode},
 }};
-constexpr std::array<std::pair<std::string_view, CleanPodPolicy>, 3> kCleanPodPolicies = {{
+constexpr std::array<std::pair<absl::string_view, CleanPodPolicy>, 3> kCleanPodPolicies = {{
     {"Running", CleanPodPolicy::kRunning},
     {"All", CleanPodPolicy::kAll},
     {"None", CleanPodPolicy::kNone},
 }};
-constexpr std::array<std::pair<std::string_view, SuccessPolicy>, 2> kSuccessPolicies = {{
+constexpr std::array<std::pair<absl::string_view, SuccessPolicy>, 2> kSuccessPolicies = {{
     {"", SuccessPolicy::kDefault},
     {"AllWorkers", SuccessPolicy::kAllWorkers},
 }};
@@ -200,11 +200,11 @@ absl::Status DecodeSpec(const json& j, JobSpec* spec) {
 
 }  // namespace
 
-std::string FormatTime(absl::Time t) {
+std::string FormatKubeTime(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
 }
 
-absl::StatusOr<absl::Time> ParseTime(std::string_view text) {
+absl::StatusOr<absl::Time> ParseKubeTime(absl::string_view text) {
   absl::Time t;
   std::string err;
   if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) {
@@ -247,7 +247,7 @@ json EncodeStatus(const JobStatus& status) {
     if (!c.reason.empty()) cj["reason"] = c.reason;
     if (!c.message.empty()) cj["message"] = c.message;
     if (c.last_transition_time != absl::InfinitePast()) {
-      cj["lastTransitionTime"] = FormatTime(c.last_transition_time);
+      cj["lastTransitionTime"] = FormatKubeTime(c.last_transition_time);
     }
     conditions.push_back(std::move(cj));
   }
@@ -261,8 +261,8 @@ json EncodeStatus(const JobStatus& status) {
     replicas[std::string(ReplicaTypeKey(type))] = std::move(r);
   }
   out["replicaStatuses"] = std::move(replicas);
-  if (status.start_time) out["startTime"] = FormatTime(*status.start_time);
-  if (status.completion_time) out["completionTime"] = FormatTime(*status.completion_time);
+  if (status.start_time) out["startTime"] = FormatKubeTime(*status.start_time);
+  if (status.completion_time) out["completionTime"] = FormatKubeTime(*status.completion_time);
   out["observedGeneration"] = status.observed_generation;
   return out;
 }

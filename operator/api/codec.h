@@ -6,7 +6,7 @@
 #define DISTTRAIN_OPERATOR_API_CODEC_H_
 
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -23,8 +23,8 @@ nlohmann::json EncodeStatus(const JobStatus& status);
 absl::StatusOr<JobStatus> DecodeStatus(const nlohmann::json& status);
 
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time.
-std::string FormatTime(absl::Time t);
-absl::StatusOr<absl::Time> ParseTime(std::string_view text);
+std::string FormatKubeTime(absl::Time t);
+absl::StatusOr<absl::Time> ParseKubeTime(absl::string_view text);
 
 }  // namespace disttrain::api
 

@@ -4,7 +4,7 @@
 
 namespace disttrain::api {
 
-std::string_view ReplicaTypeKey(ReplicaType type) {
+absl::string_view ReplicaTypeKey(ReplicaType type) {
   switch (type) {
     case ReplicaType::kChief: return "Chief";
     case ReplicaType::kPS: return "PS";
@@ -14,7 +14,7 @@ std::string_view ReplicaTypeKey(ReplicaType type) {
   return "";
 }
 
-std::string_view ReplicaTypeRole(ReplicaType type) {
+absl::string_view ReplicaTypeRole(ReplicaType type) {
   switch (type) {
     case ReplicaType::kChief: return "chief";
     case ReplicaType::kPS: return "ps";
@@ -24,7 +24,7 @@ std::string_view ReplicaTypeRole(ReplicaType type) {
   return "";
 }
 
-absl::StatusOr<ReplicaType> ParseReplicaTypeKey(std::string_view key) {
+absl::StatusOr<ReplicaType> ParseReplicaTypeKey(absl::string_view key) {
   for (ReplicaType t : kReplicaTypes) {
     if (key == ReplicaTypeKey(t)) return t;
   }
@@ -33,7 +33,7 @@ absl::StatusOr<ReplicaType> ParseReplicaTypeKey(std::string_view key) {
       "unknown replica type \"", key, "\": want Chief, PS, Worker or Evaluator", hint));
 }
 
-std::string_view RestartPolicyName(RestartPolicy policy) {
+absl::string_view RestartPolicyName(RestartPolicy policy) {
   switch (policy) {
     case RestartPolicy::kNever: return "Never";
     case RestartPolicy::kOnFailure: return "OnFailure";
@@ -43,7 +43,7 @@ std::string_view RestartPolicyName(RestartPolicy policy) {
   return "";
 }
 
-std::string_view CleanPodPolicyName(CleanPodPolicy policy) {
+absl::string_view CleanPodPolicyName(CleanPodPolicy policy) {
   switch (policy) {
     case CleanPodPolicy::kRunning: return "Running";
     case CleanPodPolicy::kAll: return "All";
@@ -52,7 +52,7 @@ std::string_view CleanPodPolicyName(CleanPodPolicy policy) {
   return "";
 }
 
-std::string_view SuccessPolicyName(SuccessPolicy policy) {
+absl::string_view SuccessPolicyName(SuccessPolicy policy) {
   switch (policy) {
     case SuccessPolicy::kDefault: return "";
     case SuccessPolicy::kAllWorkers: return "AllWorkers";

@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,20 +31,20 @@ inline constexpr std::array<ReplicaType, 4> kReplicaTypes = {
     ReplicaType::kChief, ReplicaType::kPS, ReplicaType::kWorker, ReplicaType::kEvaluator};
 
 // The key in spec.replicaSpecs: "Chief", "PS", "Worker", "Evaluator".
-std::string_view ReplicaTypeKey(ReplicaType type);
+absl::string_view ReplicaTypeKey(ReplicaType type);
 // The lower-case role used in names, labels and TF_CONFIG: "chief", "ps", "worker", "evaluator".
-std::string_view ReplicaTypeRole(ReplicaType type);
+absl::string_view ReplicaTypeRole(ReplicaType type);
 // Parses a replicaSpecs key; anything but the four keys is InvalidArgument.
-absl::StatusOr<ReplicaType> ParseReplicaTypeKey(std::string_view key);
+absl::StatusOr<ReplicaType> ParseReplicaTypeKey(absl::string_view key);
 
 enum class RestartPolicy { kNever, kOnFailure, kAlways, kExitCode };
-std::string_view RestartPolicyName(RestartPolicy policy);
+absl::string_view RestartPolicyName(RestartPolicy policy);
 
 enum class CleanPodPolicy { kRunning, kAll, kNone };
-std::string_view CleanPodPolicyName(CleanPodPolicy policy);
+absl::string_view CleanPodPolicyName(CleanPodPolicy policy);
 
 enum class SuccessPolicy { kDefault, kAllWorkers };
-std::string_view SuccessPolicyName(SuccessPolicy policy);
+absl::string_view SuccessPolicyName(SuccessPolicy policy);
 
 struct ReplicaSpec {
   int32_t replicas = 1;
@@ -81,7 +81,7 @@ struct JobSpec {
   TfConfigOptions tf_config;
 };
 
-inline constexpr std::array<std::string_view, 6> kConditionTypes = {
+inline constexpr std::array<absl::string_view, 6> kConditionTypes = {
     "Created", "Running", "Restarting", "Succeeded", "Failed", "Suspended"};
 
 struct Condition {

@@ -1,0 +1,15 @@
+#include "operator/api/defaults.h"
+
+namespace disttrain::api {
+
+void ApplyDefaults(DistributedTraining* job) {
+  RunPolicy& run = job->spec.run_policy;
+  if (!run.backoff_limit) run.backoff_limit = kDefaultBackoffLimit;
+  if (run.scheduling_policy && !run.scheduling_policy->min_available) {
+    int32_t total = 0;
+    for (const auto& [type, replica] : job->spec.replica_specs) total += replica.replicas;
+    run.scheduling_policy->min_available = total;
+  }
+}
+
+}  // namespace disttrain::api

@@ -1,0 +1,24 @@
+#include "operator/api/names.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace disttrain::api {
+
+std::string ReplicaName(absl::string_view job, ReplicaType type, int index) {
+  return absl::StrCat(job, "-", ReplicaTypeRole(type), "-", index);
+}
+
+int MaxJobNameLength(const JobSpec& spec) {
+  int longest_suffix = 0;
+  for (const auto& [type, replica] : spec.replica_specs) {
+    if (replica.replicas <= 0) continue;
+    int suffix = static_cast<int>(ReplicaTypeRole(type).size()) + 2 +
+                 static_cast<int>(absl::StrCat(replica.replicas - 1).size());
+    longest_suffix = std::max(longest_suffix, suffix);
+  }
+  return kMaxDnsLabel - longest_suffix;
+}
+
+}  // namespace disttrain::api

@@ -1,0 +1,109 @@
+#include "operator/api/validation.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "operator/api/names.h"
+
+namespace disttrain::api {
+namespace {
+
+// The pod restartPolicy a role's restartPolicy implies (ExitCode: the operator recreates pods).
+absl::string_view PodRestartPolicy(RestartPolicy policy) {
+  return policy == RestartPolicy::kExitCode ? "Never" : RestartPolicyName(policy);
+}
+
+void ValidateTemplate(const std::string& path, const ReplicaSpec& spec,
+                      std::vector<std::string>* errors) {
+  const nlohmann::json& tmpl = spec.pod_template;
+  const nlohmann::json* pod_spec = tmpl.contains("spec") ? &tmpl["spec"] : nullptr;
+  if (pod_spec == nullptr || !pod_spec->is_object()) {
+    errors->push_back(absl::StrCat(path, ".template.spec: is required"));
+    return;
+  }
+  auto containers = pod_spec->find("containers");
+  if (containers == pod_spec->end() || !containers->is_array() || containers->empty()) {
+    errors->push_back(absl::StrCat(path, ".template.spec.containers: needs at least one container"));
+  }
+  auto restart = pod_spec->find("restartPolicy");
+  if (restart != pod_spec->end() && restart->is_string() &&
+      restart->get<std::string>() != PodRestartPolicy(spec.restart_policy)) {
+    errors->push_back(absl::StrCat(
+        path, ".template.spec.restartPolicy: \"", restart->get<std::string>(),
+        "\" contradicts ", path, ".restartPolicy \"", RestartPolicyName(spec.restart_policy),
+        "\", which runs pods with restartPolicy \"", PodRestartPolicy(spec.restart_policy),
+        "\"; remove it from the template or make the two agree"));
+  }
+}
+
+}  // namespace
+
+absl::Status Validate(const DistributedTraining& job) {
+  std::vector<std::string> errors;
+  const JobSpec& spec = job.spec;
+
+  if (spec.replica_specs.empty()) errors.push_back("spec.replicaSpecs: needs at least one role");
+  int32_t chief_or_workers = 0;
+  int32_t workers = 0;
+  for (const auto& [type, replica] : spec.replica_specs) {
+    std::string path = absl::StrCat("spec.replicaSpecs.", ReplicaTypeKey(type));
+    if (replica.replicas < 0) {
+      errors.push_back(absl::StrCat(path, ".replicas: must be 0 or more, got ", replica.replicas));
+    }
+    if ((type == ReplicaType::kChief || type == ReplicaType::kEvaluator) && replica.replicas > 1) {
+      errors.push_back(absl::StrCat(path, ".replicas: a job has at most one ",
+                                    ReplicaTypeRole(type), ", got ", replica.replicas));
+    }
+    if (type == ReplicaType::kChief || type == ReplicaType::kWorker) {
+      chief_or_workers += std::max(0, replica.replicas);
+    }
+    if (type == ReplicaType::kWorker) workers = replica.replicas;
+    ValidateTemplate(path, replica, &errors);
+  }
+  if (!spec.replica_specs.empty() && chief_or_workers == 0) {
+    errors.push_back("spec.replicaSpecs: needs a Chief or at least one Worker");
+  }
+  if (spec.success_policy == SuccessPolicy::kAllWorkers && workers <= 0) {
+    errors.push_back("spec.successPolicy: AllWorkers needs at least one Worker");
+  }
+
+  const RunPolicy& run = spec.run_policy;
+  auto non_negative = [&](const char* field, std::optional<int64_t> v) {
+    if (v && *v < 0) {
+      errors.push_back(absl::StrCat("spec.runPolicy.", field, ": must be 0 or more, got ", *v));
+    }
+  };
+  non_negative("ttlSecondsAfterFinished", run.ttl_seconds_after_finished);
+  non_negative("backoffLimit", run.backoff_limit);
+  if (run.active_deadline_seconds && *run.active_deadline_seconds <= 0) {
+    errors.push_back(absl::StrCat("spec.runPolicy.activeDeadlineSeconds: must be positive, got ",
+                                  *run.active_deadline_seconds));
+  }
+  if (const auto& sp = run.scheduling_policy) {
+    int32_t total = 0;
+    for (const auto& [type, replica] : spec.replica_specs) total += std::max(0, replica.replicas);
+    if (sp->min_available && (*sp->min_available < 1 || *sp->min_available > total)) {
+      errors.push_back(absl::StrCat("spec.runPolicy.schedulingPolicy.minAvailable: must be between 1 "
+                                    "and the job's ", total, " replicas, got ",
+                                    *sp->min_available));
+    }
+    if (sp->schedule_timeout_seconds && *sp->schedule_timeout_seconds < 1) {
+      errors.push_back("spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds: must be positive");
+    }
+  }
+
+  const int max_name = MaxJobNameLength(spec);
+  if (static_cast<int>(job.metadata.name.size()) > max_name) {
+    errors.push_back(absl::StrCat("metadata.name: \"", job.metadata.name, "\" has ",
+                                  job.metadata.name.size(), " characters; this job allows at most ",
+                                  max_name, " so that every pod and service name stays within ",
+                                  kMaxDnsLabel));
+  }
+
+  if (errors.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(errors, "; "));
+}
+
+}  // namespace disttrain::api

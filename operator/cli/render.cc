@@ -1,0 +1,125 @@
+#include "operator/cli/render.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/flags.h"
+#include "common/yaml_json.h"
+#include "operator/api/codec.h"
+#include "operator/api/defaults.h"
+#include "operator/api/validation.h"
+#include "operator/controller/desired_objects.h"
+
+namespace disttrain::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "disttrain-operator render -f JOB.yaml [-o yaml|json] [--cluster-domain D]\n"
+    "\n"
+    "Applies defaults and validation to the DistributedTraining jobs in JOB.yaml (- for stdin)\n"
+    "and prints the PodGroup, Services and Pods the operator would create for them.";
+
+absl::StatusOr<std::string> ReadInput(const std::string& path) {
+  std::stringstream buffer;
+  if (path == "-") {
+    buffer << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path);
+    if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+    buffer << in.rdbuf();
+  }
+  return buffer.str();
+}
+
+}  // namespace
+
+int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string file, output = "yaml", cluster_domain, gang = "volcano";
+  FlagSet flags(kUsage);
+  flags.String("f", &file, "The job manifest (YAML or JSON; - reads stdin).");
+  flags.String("filename", &file, "Same as -f.");
+  flags.String("o", &output, "Output format: yaml (documents) or json (a v1 List).");
+  flags.String("cluster-domain", &cluster_domain,
+               "Cluster DNS domain appended to TF_CONFIG hosts (e.g. cluster.local).");
+  flags.String("gang-scheduler", &gang, "PodGroup flavour: volcano or scheduler-plugins.");
+  absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
+  if (rest.ok() && !rest->empty()) {
+    rest = absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", rest->front(), "\""));
+  }
+  if (!rest.ok()) {
+    err << "render: " << rest.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    out << flags.Help();
+    return kExitOk;
+  }
+  if (file.empty()) {
+    err << "render: -f JOB.yaml is required\n";
+    return kExitUsage;
+  }
+  if (output != "yaml" && output != "json") {
+    err << "render: -o must be yaml or json, got \"" << output << "\"\n";
+    return kExitUsage;
+  }
+  controller::BuildOptions options;
+  options.cluster_domain = cluster_domain;
+  if (gang == "volcano") {
+    options.gang_scheduler = controller::GangScheduler::kVolcano;
+  } else if (gang == "scheduler-plugins") {
+    options.gang_scheduler = controller::GangScheduler::kSchedulerPlugins;
+  } else {
+    err << "render: --gang-scheduler must be volcano or scheduler-plugins, got \"" << gang << "\"\n";
+    return kExitUsage;
+  }
+
+  absl::StatusOr<std::string> text = ReadInput(file);
+  if (!text.ok()) {
+    err << "render: " << text.status().message() << "\n";
+    return kExitFailure;
+  }
+  absl::StatusOr<std::vector<nlohmann::json>> docs = ParseYamlDocuments(*text);
+  if (!docs.ok()) {
+    err << "render: " << file << ": " << docs.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (docs->empty()) {
+    err << "render: " << file << ": no DistributedTraining in it\n";
+    return kExitUsage;
+  }
+
+  std::vector<nlohmann::json> items;
+  for (const nlohmann::json& doc : *docs) {
+    absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(doc);
+    absl::Status status = job.status();
+    std::string name = job.ok() ? job->metadata.name : "";
+    if (job.ok()) {
+      if (job->metadata.namespace_name.empty()) job->metadata.namespace_name = "default";
+      api::ApplyDefaults(&*job);
+      status = api::Validate(*job);
+    }
+    absl::StatusOr<controller::DesiredObjects> objects =
+        status.ok() ? controller::BuildDesiredObjects(*job, options)
+                    : absl::StatusOr<controller::DesiredObjects>(status);
+    if (!objects.ok()) {
+      err << "render: " << file << (name.empty() ? "" : absl::StrCat(": job ", name)) << ": "
+          << objects.status().message() << "\n";
+      return kExitUsage;
+    }
+    for (const std::string& w : objects->warnings) err << "render: warning: " << w << "\n";
+    if (objects->pod_group) items.push_back(*objects->pod_group);
+    for (const auto& r : objects->replicas) items.push_back(r.service);
+    for (const auto& r : objects->replicas) items.push_back(r.pod);
+  }
+
+  if (output == "json") {
+    out << nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump(2) << "\n";
+  } else {
+    for (const nlohmann::json& item : items) out << "---\n" << ToYaml(item);
+  }
+  return kExitOk;
+}
+
+}  // namespace disttrain::cli

@@ -1,0 +1,22 @@
+// Cluster-wide settings that shape the objects built for a job (operator flags).
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_BUILD_OPTIONS_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_BUILD_OPTIONS_H_
+
+#include <string>
+
+namespace disttrain::controller {
+
+enum class GangScheduler {
+  kVolcano,           // scheduling.volcano.sh/v1beta1 PodGroup
+  kSchedulerPlugins,  // scheduling.x-k8s.io/v1alpha1 PodGroup (coscheduling)
+};
+
+struct BuildOptions {
+  // Appended to service hosts when set: <job>-<role>-<i>.<ns>.svc.<cluster_domain>.
+  std::string cluster_domain;
+  GangScheduler gang_scheduler = GangScheduler::kVolcano;
+};
+
+}  // namespace disttrain::controller
+
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_BUILD_OPTIONS_H_

@@ -1,0 +1,29 @@
+#include "operator/controller/desired_objects.h"
+
+#include "operator/controller/pod_builder.h"
+#include "operator/controller/pod_group_builder.h"
+#include "operator/controller/service_builder.h"
+
+namespace disttrain::controller {
+
+absl::StatusOr<DesiredObjects> BuildDesiredObjects(const api::DistributedTraining& job,
+                                                   const BuildOptions& options) {
+  DesiredObjects out;
+  absl::StatusOr<std::optional<nlohmann::json>> group = BuildPodGroup(job, options);
+  if (!group.ok()) return group.status();
+  out.pod_group = *std::move(group);
+
+  for (api::ReplicaType type : api::kReplicaTypes) {
+    auto it = job.spec.replica_specs.find(type);
+    if (it == job.spec.replica_specs.end()) continue;
+    for (int i = 0; i < it->second.replicas; ++i) {
+      absl::StatusOr<BuiltPod> pod = BuildPod(job, type, i, options);
+      if (!pod.ok()) return pod.status();
+      out.warnings.insert(out.warnings.end(), pod->warnings.begin(), pod->warnings.end());
+      out.replicas.push_back({type, i, BuildService(job, type, i), std::move(pod->pod)});
+    }
+  }
+  return out;
+}
+
+}  // namespace disttrain::controller

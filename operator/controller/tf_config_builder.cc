@@ -1,0 +1,60 @@
+#include "operator/controller/tf_config_builder.h"
+
+#include "absl/strings/str_cat.h"
+#include "operator/api/names.h"
+
+namespace disttrain::controller {
+
+int MainContainerIndex(const nlohmann::json& pod_template) {
+  const nlohmann::json* containers = nullptr;
+  if (auto spec = pod_template.find("spec"); spec != pod_template.end() && spec->is_object()) {
+    if (auto c = spec->find("containers"); c != spec->end() && c->is_array()) containers = &*c;
+  }
+  if (containers == nullptr || containers->empty()) return -1;
+  for (size_t i = 0; i < containers->size(); ++i) {
+    const nlohmann::json& c = (*containers)[i];
+    std::string name = c.value("name", "");
+    if (name == "tensorflow" || name == "trainer") return static_cast<int>(i);
+  }
+  return 0;
+}
+
+int ReplicaPort(const api::ReplicaSpec& spec) {
+  int main = MainContainerIndex(spec.pod_template);
+  if (main < 0) return kDefaultPort;
+  const nlohmann::json& container = spec.pod_template["spec"]["containers"][main];
+  auto ports = container.find("ports");
+  if (ports == container.end() || !ports->is_array()) return kDefaultPort;
+  for (const nlohmann::json& p : *ports) {
+    if (p.value("name", "") == kPortName && p.contains("containerPort") &&
+        p["containerPort"].is_number_integer()) {
+      return p["containerPort"].get<int>();
+    }
+  }
+  return kDefaultPort;
+}
+
+std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::ReplicaType type,
+                                      int index, const BuildOptions& options) {
+  int total = 0;
+  for (const auto& [t, spec] : job.spec.replica_specs) total += spec.replicas;
+  if (total == 1) return std::nullopt;
+
+  TfConfig config;
+  for (const auto& [t, spec] : job.spec.replica_specs) {
+    if (t == api::ReplicaType::kEvaluator && !job.spec.tf_config.evaluator_in_cluster) continue;
+    std::vector<std::string>& hosts = config.cluster[std::string(api::ReplicaTypeRole(t))];
+    const int port = ReplicaPort(spec);
+    for (int i = 0; i < spec.replicas; ++i) {
+      std::string host = absl::StrCat(api::ReplicaName(job.metadata.name, t, i), ".",
+                                      job.metadata.namespace_name, ".svc");
+      if (!options.cluster_domain.empty()) absl::StrAppend(&host, ".", options.cluster_domain);
+      hosts.push_back(absl::StrCat(host, ":", port));
+    }
+  }
+  config.task_type = std::string(api::ReplicaTypeRole(type));
+  config.task_index = index;
+  return config;
+}
+
+}  // namespace disttrain::controller

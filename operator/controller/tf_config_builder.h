@@ -1,0 +1,32 @@
+// The TF_CONFIG each replica of a job receives. Pure functions; thread-safe.
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_TF_CONFIG_BUILDER_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_TF_CONFIG_BUILDER_H_
+
+#include <optional>
+
+#include "common/tf_config.h"
+#include "nlohmann/json.hpp"
+#include "operator/api/types.h"
+#include "operator/controller/build_options.h"
+
+namespace disttrain::controller {
+
+inline constexpr int kDefaultPort = 2222;
+inline constexpr char kPortName[] = "tfjob-port";
+
+// The main container of a pod template: the one named "tensorflow" or "trainer", else the first.
+// Returns its index in spec.containers, or -1 when there is none.
+int MainContainerIndex(const nlohmann::json& pod_template);
+
+// The port of a role: the main container's port named "tfjob-port", else 2222.
+int ReplicaPort(const api::ReplicaSpec& spec);
+
+// TF_CONFIG for replica `index` of `type`, or nullopt when the whole job has exactly one replica
+// (TF Estimator breaks on a one-node TF_CONFIG). The evaluator is listed in `cluster` only when
+// spec.tfConfig.evaluatorInCluster is true.
+std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::ReplicaType type,
+                                      int index, const BuildOptions& options);
+
+}  // namespace disttrain::controller
+
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_TF_CONFIG_BUILDER_H_
