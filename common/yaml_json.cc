@@ -103,8 +103,14 @@ void Emit(YAML::Emitter& out, const json& value) {
       break;
     case json::value_t::string: {
       const std::string& s = value.get_ref<const std::string&>();
-      if (NeedsQuotes(s)) out << YAML::DoubleQuoted;
-      if (s.find('\n') != std::string::npos) out << YAML::Literal;
+      const bool multiline = s.find('\n') != std::string::npos;
+      // A literal block reads back with exactly one trailing newline, so only text that ends
+      // in one (a script, a config file) is written that way; other text is quoted.
+      if (multiline && s.size() >= 2 && s.back() == '\n' && s[s.size() - 2] != '\n') {
+        out << YAML::Literal;
+      } else if (multiline || NeedsQuotes(s)) {
+        out << YAML::DoubleQuoted;
+      }
       out << s;
       break;
     }

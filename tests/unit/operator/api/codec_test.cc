@@ -1,0 +1,131 @@
+#include "operator/api/codec.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace disttrain::api {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+json Minimal() {
+  return json::parse(R"({
+    "apiVersion": "disttrain.io/v1", "kind": "DistributedTraining",
+    "metadata": {"name": "dist", "namespace": "ml", "uid": "u1", "generation": 3},
+    "spec": {"replicaSpecs": {"Worker": {"template": {"spec": {"containers": [{"name": "t"}]}}}}}
+  })");
+}
+
+TEST(CodecTest, DecodesMinimalJobWithApiDefaults) {
+  absl::StatusOr<DistributedTraining> job = DecodeJob(Minimal());
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->metadata.name, "dist");
+  EXPECT_EQ(job->metadata.namespace_name, "ml");
+  EXPECT_EQ(job->metadata.generation, 3);
+  const ReplicaSpec& worker = job->spec.replica_specs.at(ReplicaType::kWorker);
+  EXPECT_EQ(worker.replicas, 1);
+  EXPECT_EQ(worker.restart_policy, RestartPolicy::kNever);
+  EXPECT_EQ(job->spec.run_policy.clean_pod_policy, CleanPodPolicy::kRunning);
+  EXPECT_FALSE(job->spec.run_policy.suspend);
+  EXPECT_EQ(job->spec.success_policy, SuccessPolicy::kDefault);
+  EXPECT_TRUE(job->spec.tf_config.evaluator_in_cluster);
+}
+
+TEST(CodecTest, DecodesEveryRunPolicyField) {
+  json j = Minimal();
+  j["spec"]["runPolicy"] = json::parse(R"({"cleanPodPolicy": "All", "ttlSecondsAfterFinished": 60,
+      "activeDeadlineSeconds": 600, "backoffLimit": 2, "suspend": true,
+      "schedulingPolicy": {"minAvailable": 3, "queue": "q", "priorityClass": "high",
+                           "scheduleTimeoutSeconds": 30}})");
+  j["spec"]["successPolicy"] = "AllWorkers";
+  j["spec"]["tfConfig"] = {{"evaluatorInCluster", false}};
+  absl::StatusOr<DistributedTraining> job = DecodeJob(j);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const RunPolicy& run = job->spec.run_policy;
+  EXPECT_EQ(run.clean_pod_policy, CleanPodPolicy::kAll);
+  EXPECT_EQ(run.ttl_seconds_after_finished, 60);
+  EXPECT_EQ(run.active_deadline_seconds, 600);
+  EXPECT_EQ(run.backoff_limit, 2);
+  EXPECT_TRUE(run.suspend);
+  ASSERT_TRUE(run.scheduling_policy.has_value());
+  EXPECT_EQ(run.scheduling_policy->min_available, 3);
+  EXPECT_EQ(run.scheduling_policy->queue, "q");
+  EXPECT_EQ(run.scheduling_policy->priority_class, "high");
+  EXPECT_EQ(run.scheduling_policy->schedule_timeout_seconds, 30);
+  EXPECT_EQ(job->spec.success_policy, SuccessPolicy::kAllWorkers);
+  EXPECT_FALSE(job->spec.tf_config.evaluator_in_cluster);
+}
+
+TEST(CodecTest, KeepsEveryTemplateFieldAsWritten) {
+  json j = Minimal();
+  json tmpl = json::parse(R"({"metadata": {"labels": {"team": "a"}}, "spec": {
+      "containers": [{"name": "t", "futureField": {"x": 1}}], "nodeSelector": {"gpu": "h100"},
+      "someNewPodField": true}})");
+  j["spec"]["replicaSpecs"]["Worker"]["template"] = tmpl;
+  absl::StatusOr<DistributedTraining> job = DecodeJob(j);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->spec.replica_specs.at(ReplicaType::kWorker).pod_template, tmpl);
+}
+
+struct BadField {
+  std::string name;
+  std::string pointer;  // JSON pointer into Minimal()
+  json value;
+  std::string message;
+};
+
+class CodecErrorTest : public ::testing::TestWithParam<BadField> {};
+
+TEST_P(CodecErrorTest, NamesTheFieldAtFault) {
+  json j = Minimal();
+  j[json::json_pointer(GetParam().pointer)] = GetParam().value;
+  absl::StatusOr<DistributedTraining> job = DecodeJob(j);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(job.status().message()), HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CodecErrorTest,
+    ::testing::Values(
+        BadField{"ReplicasNotInteger", "/spec/replicaSpecs/Worker/replicas", "three",
+                 "spec.replicaSpecs.Worker.replicas: must be an integer"},
+        BadField{"UnknownRestartPolicy", "/spec/replicaSpecs/Worker/restartPolicy", "Sometimes",
+                 "spec.replicaSpecs.Worker.restartPolicy: unsupported value \"Sometimes\""},
+        BadField{"UnknownRole", "/spec/replicaSpecs/Master", json::object(),
+                 "unknown replica type \"Master\""},
+        BadField{"UnknownCleanPodPolicy", "/spec/runPolicy/cleanPodPolicy", "Some",
+                 "spec.runPolicy.cleanPodPolicy: unsupported value \"Some\""},
+        BadField{"SuspendNotBool", "/spec/runPolicy/suspend", "yes",
+                 "spec.runPolicy.suspend: must be true or false"},
+        BadField{"UnknownSuccessPolicy", "/spec/successPolicy", "Chief",
+                 "spec.successPolicy: unsupported value \"Chief\""},
+        BadField{"TemplateNotObject", "/spec/replicaSpecs/Worker/template", "pod",
+                 "spec.replicaSpecs.Worker.template: must be an object"},
+        BadField{"WrongKind", "/kind", "TFJob", "want apiVersion disttrain.io/v1 kind DistributedTraining"},
+        BadField{"ReplicaSpecsNotMap", "/spec/replicaSpecs", json::array(),
+                 "spec.replicaSpecs: must be a map"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(CodecTest, StatusRoundTrips) {
+  JobStatus status;
+  status.state = "Running";
+  status.conditions.push_back({"Created", true, "JobCreated", "created", absl::FromUnixSeconds(100)});
+  status.conditions.push_back({"Running", true, "PodsRunning", "all 4 pods run", absl::FromUnixSeconds(160)});
+  status.replica_statuses[ReplicaType::kWorker] = {3, 1, 0, 2, "3/4"};
+  status.start_time = absl::FromUnixSeconds(120);
+  status.observed_generation = 2;
+  json encoded = EncodeStatus(status);
+  EXPECT_EQ(encoded["conditions"][1]["lastTransitionTime"], "1970-01-01T00:02:40Z");
+  EXPECT_EQ(encoded["replicaStatuses"]["Worker"]["progress"], "3/4");
+  EXPECT_FALSE(encoded.contains("completionTime"));
+  absl::StatusOr<JobStatus> decoded = DecodeStatus(encoded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, status);
+}
+
+}  // namespace
+}  // namespace disttrain::api

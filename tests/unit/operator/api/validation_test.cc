@@ -1,0 +1,159 @@
+#include "operator/api/validation.h"
+
+#include <functional>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/api/defaults.h"
+#include "operator/api/names.h"
+#include "tests/unit/testing/job_builder.h"
+
+namespace disttrain::api {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::JobBuilder;
+
+TEST(ValidationTest, AcceptsTheClassicShapes) {
+  EXPECT_TRUE(Validate(JobBuilder("a").Ps(1).Workers(2).Build()).ok());
+  EXPECT_TRUE(Validate(JobBuilder("b").Chief().Ps(2).Workers(4).Evaluator().Build()).ok());
+  EXPECT_TRUE(Validate(JobBuilder("c").Chief().Build()).ok());
+}
+
+struct Case {
+  std::string name;
+  std::function<DistributedTraining()> job;
+  std::string message;
+};
+
+class ValidationErrorTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ValidationErrorTest, RejectsWithTheField) {
+  absl::Status s = Validate(GetParam().job());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr(GetParam().message));
+}
+
+DistributedTraining WithTemplateRestart(RestartPolicy role, const char* pod) {
+  return JobBuilder("a").Workers(1).RestartPolicy(ReplicaType::kWorker, role)
+      .Template(ReplicaType::kWorker,
+                {{"spec", {{"restartPolicy", pod}, {"containers", {{{"name", "t"}}}}}}})
+      .Build();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ValidationErrorTest,
+    ::testing::Values(
+        Case{"TwoChiefs", [] { return JobBuilder("a").Chief(2).Build(); },
+             "spec.replicaSpecs.Chief.replicas: a job has at most one chief, got 2"},
+        Case{"TwoEvaluators", [] { return JobBuilder("a").Workers(1).Evaluator(2).Build(); },
+             "spec.replicaSpecs.Evaluator.replicas: a job has at most one evaluator"},
+        Case{"NoChiefOrWorker", [] { return JobBuilder("a").Ps(2).Build(); },
+             "needs a Chief or at least one Worker"},
+        Case{"ZeroWorkersNoChief", [] { return JobBuilder("a").Ps(1).Workers(0).Build(); },
+             "needs a Chief or at least one Worker"},
+        Case{"NegativeReplicas", [] { return JobBuilder("a").Chief().Workers(-1).Build(); },
+             "spec.replicaSpecs.Worker.replicas: must be 0 or more, got -1"},
+        Case{"NoRoles", [] { return JobBuilder("a").Build(); }, "spec.replicaSpecs: needs at least one role"},
+        Case{"NoContainers",
+             [] {
+               return JobBuilder("a").Workers(1)
+                   .Template(ReplicaType::kWorker, {{"spec", {{"containers", nlohmann::json::array()}}}})
+                   .Build();
+             },
+             "spec.replicaSpecs.Worker.template.spec.containers: needs at least one container"},
+        Case{"NoTemplateSpec",
+             [] { return JobBuilder("a").Workers(1).Template(ReplicaType::kWorker, nlohmann::json::object()).Build(); },
+             "spec.replicaSpecs.Worker.template.spec: is required"},
+        Case{"ExitCodeWithTemplateAlways", [] { return WithTemplateRestart(RestartPolicy::kExitCode, "Always"); },
+             "template.spec.restartPolicy: \"Always\" contradicts spec.replicaSpecs.Worker.restartPolicy \"ExitCode\""},
+        Case{"OnFailureWithTemplateNever", [] { return WithTemplateRestart(RestartPolicy::kOnFailure, "Never"); },
+             "contradicts spec.replicaSpecs.Worker.restartPolicy \"OnFailure\""},
+        Case{"AllWorkersWithoutWorkers",
+             [] {
+               return JobBuilder("a").Chief().SuccessPolicy(SuccessPolicy::kAllWorkers).Build();
+             },
+             "spec.successPolicy: AllWorkers needs at least one Worker"},
+        Case{"MinAvailableAboveReplicas",
+             [] {
+               SchedulingPolicy p;
+               p.min_available = 9;
+               return JobBuilder("a").Ps(1).Workers(2).Scheduling(p).Build();
+             },
+             "minAvailable: must be between 1 and the job's 3 replicas, got 9"},
+        Case{"NameTooLongForTheEvaluator",
+             [] { return JobBuilder(std::string(52, 'a')).Workers(1).Evaluator().Build(); },
+             "has 52 characters; this job allows at most 51"},
+        Case{"NameTooLongForTenWorkers",
+             [] { return JobBuilder(std::string(54, 'a')).Workers(11).Build(); },
+             "this job allows at most 53"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ValidationTest, TemplateRestartPolicyThatAgreesIsAccepted) {
+  EXPECT_TRUE(Validate(WithTemplateRestart(RestartPolicy::kExitCode, "Never")).ok());
+  EXPECT_TRUE(Validate(WithTemplateRestart(RestartPolicy::kOnFailure, "OnFailure")).ok());
+}
+
+TEST(ValidationTest, ReportsEveryViolationAtOnce) {
+  absl::Status s = Validate(JobBuilder("a").Chief(2).Evaluator(3).Build());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("at most one chief"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("at most one evaluator"));
+}
+
+struct NameCase {
+  std::string name;
+  std::function<DistributedTraining()> job;
+  int max;
+};
+
+class MaxNameTest : public ::testing::TestWithParam<NameCase> {};
+
+TEST_P(MaxNameTest, LeavesRoomForTheLongestGeneratedName) {
+  DistributedTraining job = GetParam().job();
+  EXPECT_EQ(MaxJobNameLength(job.spec), GetParam().max);
+  // The longest allowed name yields names of at most 63 characters, one more breaks the limit.
+  for (const auto& [type, spec] : job.spec.replica_specs) {
+    if (spec.replicas == 0) continue;
+    EXPECT_LE(ReplicaName(std::string(GetParam().max, 'x'), type, spec.replicas - 1).size(), 63u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MaxNameTest,
+    ::testing::Values(NameCase{"Workers", [] { return JobBuilder("a").Workers(3).Build(); }, 54},
+                      NameCase{"TenWorkers", [] { return JobBuilder("a").Workers(10).Build(); }, 54},
+                      NameCase{"ElevenWorkers", [] { return JobBuilder("a").Workers(11).Build(); }, 53},
+                      NameCase{"Evaluator", [] { return JobBuilder("a").Workers(1).Evaluator().Build(); }, 51},
+                      NameCase{"ZeroReplicaRoleIgnored",
+                               [] { return JobBuilder("a").Workers(1).Evaluator(0).Build(); }, 54},
+                      NameCase{"PsOnlyWithChief", [] { return JobBuilder("a").Chief().Ps(100).Build(); }, 55}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(DefaultsTest, FillsBackoffLimitAndMinAvailable) {
+  DistributedTraining job = JobBuilder("a").Chief().Ps(2).Workers(3).Scheduling({}).Build();
+  ApplyDefaults(&job);
+  EXPECT_EQ(job.spec.run_policy.backoff_limit, kDefaultBackoffLimit);
+  EXPECT_EQ(job.spec.run_policy.scheduling_policy->min_available, 6);
+}
+
+TEST(DefaultsTest, KeepsWhatTheUserSet) {
+  DistributedTraining job = JobBuilder("a").Workers(3).Build();
+  job.spec.run_policy.backoff_limit = 0;
+  SchedulingPolicy p;
+  p.min_available = 2;
+  job.spec.run_policy.scheduling_policy = p;
+  ApplyDefaults(&job);
+  EXPECT_EQ(job.spec.run_policy.backoff_limit, 0);
+  EXPECT_EQ(job.spec.run_policy.scheduling_policy->min_available, 2);
+}
+
+TEST(DefaultsTest, NoSchedulingPolicyStaysAbsent) {
+  DistributedTraining job = JobBuilder("a").Workers(3).Build();
+  ApplyDefaults(&job);
+  EXPECT_FALSE(job.spec.run_policy.scheduling_policy.has_value());
+}
+
+}  // namespace
+}  // namespace disttrain::api

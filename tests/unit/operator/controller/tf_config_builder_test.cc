@@ -1,0 +1,98 @@
+#include "operator/controller/tf_config_builder.h"
+
+#include <functional>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/unit/testing/job_builder.h"
+
+namespace disttrain::controller {
+namespace {
+
+using api::ReplicaType;
+using testing::JobBuilder;
+
+struct Case {
+  std::string name;
+  std::function<api::DistributedTraining()> job;
+  ReplicaType type;
+  int index;
+  std::string cluster_domain;
+  std::string want;  // "" means: no TF_CONFIG at all
+};
+
+class TfConfigBuilderTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TfConfigBuilderTest, WritesTheEcosystemsExactBytes) {
+  BuildOptions options;
+  options.cluster_domain = GetParam().cluster_domain;
+  std::optional<TfConfig> config =
+      BuildTfConfig(GetParam().job(), GetParam().type, GetParam().index, options);
+  if (GetParam().want.empty()) {
+    EXPECT_FALSE(config.has_value());
+    return;
+  }
+  ASSERT_TRUE(config.has_value());
+  EXPECT_EQ(SerializeTfConfig(*config), GetParam().want);
+}
+
+nlohmann::json TemplateWithPort(int port) {
+  return {{"spec",
+           {{"containers",
+             {{{"name", "sidecar"}, {"image", "s"}, {"ports", {{{"name", "tfjob-port"}, {"containerPort", 9}}}}},
+              {{"name", "tensorflow"}, {"image", "t"},
+               {"ports", {{{"name", "metrics"}, {"containerPort", 8080}},
+                          {{"name", "tfjob-port"}, {"containerPort", port}}}}}}}}}};
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TfConfigBuilderTest,
+    ::testing::Values(
+        Case{"ReferenceJobWorker1",
+             [] { return JobBuilder("dist").Chief().Ps(2).Workers(3).Evaluator().Build(); },
+             ReplicaType::kWorker, 1, "",
+             R"({"cluster":{"chief":["dist-chief-0.default.svc:2222"],"evaluator":["dist-evaluator-0.default.svc:2222"],"ps":["dist-ps-0.default.svc:2222","dist-ps-1.default.svc:2222"],"worker":["dist-worker-0.default.svc:2222","dist-worker-1.default.svc:2222","dist-worker-2.default.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})"},
+        Case{"NoChiefPs0", [] { return JobBuilder("mnist", "ml").Ps(1).Workers(2).Build(); },
+             ReplicaType::kPS, 0, "",
+             R"({"cluster":{"ps":["mnist-ps-0.ml.svc:2222"],"worker":["mnist-worker-0.ml.svc:2222","mnist-worker-1.ml.svc:2222"]},"task":{"type":"ps","index":0},"environment":"cloud"})"},
+        Case{"EvaluatorKeptOutOfCluster",
+             [] { return JobBuilder("d").Chief().Ps(1).Evaluator().EvaluatorInCluster(false).Build(); },
+             ReplicaType::kEvaluator, 0, "",
+             R"({"cluster":{"chief":["d-chief-0.default.svc:2222"],"ps":["d-ps-0.default.svc:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"})"},
+        Case{"ChiefSeesNoEvaluatorWhenKeptOut",
+             [] { return JobBuilder("d").Chief().Ps(1).Evaluator().EvaluatorInCluster(false).Build(); },
+             ReplicaType::kChief, 0, "",
+             R"({"cluster":{"chief":["d-chief-0.default.svc:2222"],"ps":["d-ps-0.default.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"})"},
+        Case{"ClusterDomain", [] { return JobBuilder("d").Ps(1).Workers(1).Build(); },
+             ReplicaType::kWorker, 0, "cluster.local",
+             R"({"cluster":{"ps":["d-ps-0.default.svc.cluster.local:2222"],"worker":["d-worker-0.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})"},
+        Case{"CustomPortOfTheMainContainerOnly",
+             [] {
+               return JobBuilder("d").Ps(1).Workers(1).Template(ReplicaType::kPS, TemplateWithPort(5000)).Build();
+             },
+             ReplicaType::kWorker, 0, "",
+             R"({"cluster":{"ps":["d-ps-0.default.svc:5000"],"worker":["d-worker-0.default.svc:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})"},
+        Case{"ZeroReplicaRoleIsAnEmptyList", [] { return JobBuilder("d").Ps(0).Workers(2).Build(); },
+             ReplicaType::kWorker, 1, "",
+             R"({"cluster":{"ps":[],"worker":["d-worker-0.default.svc:2222","d-worker-1.default.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})"},
+        Case{"OneReplicaJobGetsNone", [] { return JobBuilder("solo").Workers(1).Build(); },
+             ReplicaType::kWorker, 0, "", ""},
+        Case{"OneReplicaJobWithEmptyRolesGetsNone",
+             [] { return JobBuilder("solo").Chief().Ps(0).Build(); }, ReplicaType::kChief, 0, "", ""}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(MainContainerTest, PrefersTensorflowThenTrainerThenTheFirst) {
+  auto tmpl = [](std::vector<std::string> names) {
+    nlohmann::json cs = nlohmann::json::array();
+    for (const auto& n : names) cs.push_back({{"name", n}});
+    return nlohmann::json{{"spec", {{"containers", cs}}}};
+  };
+  EXPECT_EQ(MainContainerIndex(tmpl({"a", "tensorflow"})), 1);
+  EXPECT_EQ(MainContainerIndex(tmpl({"a", "b", "trainer"})), 2);
+  EXPECT_EQ(MainContainerIndex(tmpl({"a", "b"})), 0);
+  EXPECT_EQ(MainContainerIndex(tmpl({})), -1);
+  EXPECT_EQ(MainContainerIndex(nlohmann::json::object()), -1);
+}
+
+}  // namespace
+}  // namespace disttrain::controller
