@@ -1,4 +1,5 @@
 """Command-line contract of the built binaries: --help, --version and exit codes."""
+import json
 import os
 import subprocess
 import unittest
@@ -34,6 +35,43 @@ class CliTest(unittest.TestCase):
                 r = run(binary, "--no-such-flag")
                 self.assertEqual(r.returncode, 2)
                 self.assertIn("unknown flag --no-such-flag", r.stderr)
+
+
+class RenderTest(unittest.TestCase):
+    EXAMPLE = os.path.join(os.path.dirname(__file__), "../../examples/quickstart.yaml")
+
+    def test_renders_the_quickstart_as_yaml_documents(self):
+        r = run("disttrain-operator", "render", "-f", self.EXAMPLE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.count("\nkind: Pod\n"), 7)
+        self.assertEqual(r.stdout.count("\nkind: Service\n"), 7)
+        self.assertIn("name: dist-worker-2\n", r.stdout)
+
+    def test_renders_a_v1_list_as_json_with_the_cluster_domain(self):
+        r = run("disttrain-operator", "render", "-f", self.EXAMPLE, "-o", "json",
+                "--cluster-domain", "cluster.local")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = json.loads(r.stdout)
+        self.assertEqual(out["kind"], "List")
+        pod = [i for i in out["items"] if i["metadata"]["name"] == "dist-ps-1" and i["kind"] == "Pod"][0]
+        env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+        tf_config = json.loads(env["TF_CONFIG"])
+        self.assertEqual(tf_config["task"], {"type": "ps", "index": 1})
+        self.assertEqual(tf_config["cluster"]["ps"][1], "dist-ps-1.default.svc.cluster.local:2222")
+        self.assertEqual(env["CUDA_VISIBLE_DEVICES"], "")
+
+    def test_bad_invocations_exit_with_documented_codes(self):
+        cases = [
+            (["render"], 2, "-f JOB.yaml is required"),
+            (["render", "-f", self.EXAMPLE, "-o", "xml"], 2, "-o must be yaml or json"),
+            (["render", "-f", "/no/such/file.yaml"], 1, "cannot open /no/such/file.yaml"),
+            (["render", "-f", self.EXAMPLE, "--gang-scheduler", "kube"], 2, "--gang-scheduler must be"),
+        ]
+        for args, code, message in cases:
+            with self.subTest(args=args):
+                r = run("disttrain-operator", *args)
+                self.assertEqual(r.returncode, code, r.stderr)
+                self.assertIn(message, r.stderr)
 
 
 if __name__ == "__main__":
