@@ -2,46 +2,214 @@
 //
 //   disttrain-operator [flags]          runs the controller (see --help)
 //   disttrain-operator render -f JOB    prints the objects a job would get
+//
+// Wires the pieces together: client -> informers -> work queue -> reconciler -> manager.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/flags.h"
+#include "common/log.h"
 #include "common/version.h"
+#include "operator/api/labels.h"
 #include "operator/cli/render.h"
+#include "operator/controller/job_reconciler.h"
+#include "operator/kube/config.h"
+#include "operator/kube/rest_kube_client.h"
+#include "operator/runtime/event_recorder.h"
+#include "operator/runtime/manager.h"
 
 namespace {
+
+using namespace disttrain;  // NOLINT: main wires every layer together
 
 constexpr char kUsage[] =
     "disttrain-operator [flags]\n"
     "       disttrain-operator render -f JOB.yaml [-o yaml|json]   (see render --help)\n"
     "\n"
     "Runs the DistributedTraining controller against the cluster in --kubeconfig (or the\n"
-    "in-cluster service account).";
+    "in-cluster service account). Exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime failure\n"
+    "(including a lost leader lease), 2 invalid flags or configuration.";
+
+struct Flags {
+  std::string kubeconfig, context, namespace_name;
+  int64_t workers = 4;
+  double qps = 50;
+  int64_t burst = 100;
+  bool leader_elect = false;
+  std::string leader_election_namespace, leader_election_id = "disttrain-operator-leader";
+  std::string metrics_addr = ":8080", probe_addr = ":8081";
+  std::string cluster_domain, gang_scheduler = "volcano";
+  int64_t verbosity = 2;
+  bool version = false;
+};
+
+std::string PodNamespace() {
+  if (const char* env = std::getenv("POD_NAMESPACE"); env && *env) return env;
+  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  std::string ns;
+  if (in && std::getline(in, ns) && !ns.empty()) return ns;
+  return "default";
+}
+
+std::string Identity() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::mt19937 rng{std::random_device{}()};
+  return absl::StrCat(host, "_", rng() % 1000000);
+}
+
+// Maps a pod or service of a job to the job's key.
+std::string OwnerKey(const runtime::ObjectPtr& obj) {
+  const nlohmann::json& meta = obj->value("metadata", nlohmann::json::object());
+  std::string job = meta.value("labels", nlohmann::json::object()).value(api::kLabelJobName, "");
+  if (job.empty()) return "";
+  return absl::StrCat(meta.value("namespace", ""), "/", job);
+}
+
+runtime::EventHandler Enqueue(runtime::WorkQueue* queue, std::function<std::string(const runtime::ObjectPtr&)> key) {
+  auto add = [queue, key](const runtime::ObjectPtr& o) {
+    std::string k = key(o);
+    if (!k.empty()) queue->Add(k);
+  };
+  return {add, [add](const runtime::ObjectPtr&, const runtime::ObjectPtr& n) { add(n); }, add};
+}
 
 int RunController(const std::vector<std::string>& args) {
-  bool version = false;
-  disttrain::FlagSet flags(kUsage);
-  flags.Bool("version", &version, "Print the version and exit.");
+  Flags f;
+  FlagSet flags(kUsage);
+  flags.String("kubeconfig", &f.kubeconfig, "Path to a kubeconfig; default $KUBECONFIG, then in-cluster.");
+  flags.String("context", &f.context, "kubeconfig context to use; default its current-context.");
+  flags.String("namespace", &f.namespace_name, "Watch only this namespace; default all namespaces.");
+  flags.Int("workers", &f.workers, "Jobs reconciled in parallel.");
+  flags.Double("kube-api-qps", &f.qps, "Client-side limit of API requests per second.");
+  flags.Int("kube-api-burst", &f.burst, "Client-side burst of API requests.");
+  flags.Bool("leader-elect", &f.leader_elect, "Elect a leader with a Lease; only the leader reconciles.");
+  flags.String("leader-election-namespace", &f.leader_election_namespace,
+               "Namespace of the leader Lease; default the pod's namespace.");
+  flags.String("leader-election-id", &f.leader_election_id, "Name of the leader Lease.");
+  flags.String("metrics-bind-address", &f.metrics_addr, "host:port of /metrics (port 0 picks one; \"0\" disables).");
+  flags.String("health-probe-bind-address", &f.probe_addr, "host:port of /healthz and /readyz.");
+  flags.String("cluster-domain", &f.cluster_domain, "Cluster DNS domain appended to TF_CONFIG hosts.");
+  flags.String("gang-scheduler", &f.gang_scheduler, "PodGroup flavour: volcano or scheduler-plugins.");
+  flags.Int("v", &f.verbosity, "Log level: 0 errors, 1 warnings, 2 info, 3 debug.");
+  flags.Bool("version", &f.version, "Print the version and exit.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
+  if (rest.ok() && !rest->empty()) {
+    rest = absl::InvalidArgumentError(absl::StrCat("unknown command \"", rest->front(), "\" (see --help)"));
+  }
   if (!rest.ok()) {
     std::cerr << "disttrain-operator: " << rest.status().message() << "\n";
-    return disttrain::kExitUsage;
+    return kExitUsage;
   }
   if (flags.help_requested()) {
     std::cout << flags.Help();
-    return disttrain::kExitOk;
+    return kExitOk;
   }
-  if (version) {
-    std::cout << "disttrain-operator " << disttrain::Version() << "\n";
-    return disttrain::kExitOk;
+  if (f.version) {
+    std::cout << "disttrain-operator " << Version() << "\n";
+    return kExitOk;
   }
-  if (!rest->empty()) {
-    std::cerr << "disttrain-operator: unknown command \"" << rest->front() << "\" (see --help)\n";
-    return disttrain::kExitUsage;
+  if (f.workers < 1 || f.burst < 1 || f.qps <= 0 || f.verbosity < 0 ||
+      (f.gang_scheduler != "volcano" && f.gang_scheduler != "scheduler-plugins")) {
+    std::cerr << "disttrain-operator: --workers and --kube-api-burst must be >= 1, --kube-api-qps > 0, "
+                 "--gang-scheduler volcano or scheduler-plugins\n";
+    return kExitUsage;
   }
-  std::cerr << "disttrain-operator: the controller is not built yet; see --help\n";
-  return disttrain::kExitFailure;
+  SetLogLevel(static_cast<LogLevel>(std::min<int64_t>(f.verbosity, 3)));
+
+  absl::StatusOr<kube::RestConfig> config = kube::LoadConfig(f.kubeconfig, f.context);
+  if (!config.ok()) {
+    std::cerr << "disttrain-operator: " << config.status().message() << "\n";
+    return kExitUsage;
+  }
+  config->qps = f.qps;
+  config->burst = static_cast<int>(f.burst);
+  absl::StatusOr<std::unique_ptr<kube::RestKubeClient>> client = kube::RestKubeClient::Create(*config);
+  if (!client.ok()) {
+    std::cerr << "disttrain-operator: " << client.status().message() << "\n";
+    return kExitUsage;
+  }
+
+  // Block the stop signals in every thread; one thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  runtime::Clock* clock = runtime::RealClock::Get();
+  runtime::MetricsRegistry metrics;
+  const std::string selector = absl::StrCat(api::kLabelManagedBy, "=", api::kManagedByValue);
+  runtime::Informer jobs((*client).get(), {kube::kDistributedTrainings, f.namespace_name, ""});
+  runtime::Informer pods((*client).get(), {kube::kPods, f.namespace_name, selector});
+  runtime::Informer services((*client).get(), {kube::kServices, f.namespace_name, selector});
+  runtime::WorkQueue queue({.name = "distributedtraining"}, clock, &metrics);
+  runtime::KubeEventRecorder recorder((*client).get(), "disttrain-operator", clock);
+
+  controller::ReconcilerDeps deps;
+  deps.client = (*client).get();
+  deps.jobs = &jobs.store();
+  deps.pods = &pods.store();
+  deps.services = &services.store();
+  deps.events = &recorder;
+  deps.clock = clock;
+  deps.build.cluster_domain = f.cluster_domain;
+  deps.build.gang_scheduler = f.gang_scheduler == "volcano" ? controller::GangScheduler::kVolcano
+                                                            : controller::GangScheduler::kSchedulerPlugins;
+  controller::JobReconciler reconciler(deps);
+
+  jobs.AddHandler(Enqueue(&queue, [](const runtime::ObjectPtr& o) { return runtime::ObjectKey(*o); }));
+  pods.AddHandler(Enqueue(&queue, OwnerKey));
+  pods.AddHandler({nullptr, nullptr, [&reconciler](const runtime::ObjectPtr& o) {
+                     reconciler.ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
+                   }});
+  services.AddHandler(Enqueue(&queue, OwnerKey));
+
+  runtime::Controller controller("distributedtraining", &reconciler, &queue, static_cast<int>(f.workers), &metrics);
+  runtime::ManagerOptions options;
+  options.metrics_bind_address = f.metrics_addr;
+  options.health_probe_bind_address = f.probe_addr;
+  if (f.leader_elect) {
+    runtime::LeaderElectionConfig le;
+    le.namespace_name = f.leader_election_namespace.empty() ? PodNamespace() : f.leader_election_namespace;
+    le.name = f.leader_election_id;
+    le.identity = Identity();
+    options.leader_election = le;
+  }
+  runtime::Manager manager(options, (*client).get(), &metrics, clock);
+  manager.AddInformer(&jobs);
+  manager.AddInformer(&pods);
+  manager.AddInformer(&services);
+  manager.AddController(&controller);
+
+  std::thread signal_thread([&manager, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LogInfo("received a stop signal, shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    manager.RequestStop();
+  });
+  signal_thread.detach();
+
+  LogInfo("starting disttrain-operator", {{"version", Version()}, {"server", config->server},
+                                          {"namespace", f.namespace_name.empty() ? "(all)" : f.namespace_name},
+                                          {"workers", absl::StrCat(f.workers)},
+                                          {"leader_elect", f.leader_elect ? "true" : "false"}});
+  absl::Status status = manager.Run();
+  if (!status.ok()) {
+    LogError("operator stopped", {{"error", status.ToString()}});
+    return kExitFailure;
+  }
+  return kExitOk;
 }
 
 }  // namespace

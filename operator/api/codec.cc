@@ -258,6 +258,8 @@ json EncodeStatus(const JobStatus& status) {
     json r = {{"active", rs.active}, {"succeeded", rs.succeeded}, {"failed", rs.failed},
               {"restarts", rs.restarts}};
     if (!rs.progress.empty()) r["progress"] = rs.progress;
+    if (!rs.succeeded_indexes.empty()) r["succeededIndexes"] = rs.succeeded_indexes;
+    if (rs.past_restarts != 0) r["pastRestarts"] = rs.past_restarts;
     replicas[std::string(ReplicaTypeKey(type))] = std::move(r);
   }
   out["replicaStatuses"] = std::move(replicas);
@@ -301,6 +303,20 @@ absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
       r.ReadInt("failed", &out.failed);
       r.ReadInt("restarts", &out.restarts);
       r.ReadString("progress", &out.progress);
+      r.ReadInt("pastRestarts", &out.past_restarts);
+      if (const json* idx = r.Find("succeededIndexes")) {
+        if (!idx->is_array()) {
+          r.Fail("succeededIndexes", "must be a list of integers");
+        } else {
+          for (const json& i : *idx) {
+            if (!i.is_number_integer()) {
+              r.Fail("succeededIndexes", "must be a list of integers");
+              break;
+            }
+            out.succeeded_indexes.push_back(i.get<int>());
+          }
+        }
+      }
       f.Merge(r.status());
     }
   }

@@ -101,6 +101,12 @@ struct ReplicaStatus {
   int32_t restarts = 0;
   // "<running>/<replicas>", for the printer columns.
   std::string progress;
+  // Indexes whose pod succeeded: remembered so a succeeded pod that the cluster garbage-collects
+  // is not created again.
+  std::vector<int> succeeded_indexes;
+  // Restarts of pods the operator has since deleted and recreated (their in-place restarts plus
+  // the recreation), so restarts = past_restarts + restartCount of the current pods.
+  int32_t past_restarts = 0;
 
   bool operator==(const ReplicaStatus&) const = default;
 };

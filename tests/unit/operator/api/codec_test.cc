@@ -115,7 +115,7 @@ TEST(CodecTest, StatusRoundTrips) {
   status.state = "Running";
   status.conditions.push_back({"Created", true, "JobCreated", "created", absl::FromUnixSeconds(100)});
   status.conditions.push_back({"Running", true, "PodsRunning", "all 4 pods run", absl::FromUnixSeconds(160)});
-  status.replica_statuses[ReplicaType::kWorker] = {3, 1, 0, 2, "3/4"};
+  status.replica_statuses[ReplicaType::kWorker] = {3, 1, 0, 2, "3/4", {0, 2}, 1};
   status.start_time = absl::FromUnixSeconds(120);
   status.observed_generation = 2;
   json encoded = EncodeStatus(status);

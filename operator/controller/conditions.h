@@ -1,0 +1,41 @@
+// The job's conditions and state machine (docs/state-machine.md):
+//
+//   Created --all pods running--> Running --a pod is restarted--> Restarting --running again--> Running
+//      \                            |                                 |
+//       +-------------------------> Succeeded / Failed  <-------------+
+//   Suspended while spec.runPolicy.suspend is true (from any non-final state; resuming goes
+//   back to Created until the pods run again).
+//
+// `state` is the single current one: Failed > Succeeded > Suspended > Restarting > Running >
+// Created. Pure functions; thread-safe.
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_CONDITIONS_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_CONDITIONS_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "operator/api/types.h"
+
+namespace disttrain::controller {
+
+inline constexpr char kCreated[] = "Created";
+inline constexpr char kRunning[] = "Running";
+inline constexpr char kRestarting[] = "Restarting";
+inline constexpr char kSucceeded[] = "Succeeded";
+inline constexpr char kFailed[] = "Failed";
+inline constexpr char kSuspended[] = "Suspended";
+
+// Sets condition `type`. lastTransitionTime moves only when the status flips; reason and message
+// follow the latest call. A False condition that never existed is not added.
+void SetCondition(api::JobStatus* status, absl::string_view type, bool value,
+                  absl::string_view reason, absl::string_view message, absl::Time now);
+const api::Condition* FindCondition(const api::JobStatus& status, absl::string_view type);
+bool IsTrue(const api::JobStatus& status, absl::string_view type);
+bool IsFinished(const api::JobStatus& status);
+// The current state by the precedence above ("" when no condition holds).
+std::string CurrentState(const api::JobStatus& status);
+
+}  // namespace disttrain::controller
+
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_CONDITIONS_H_

@@ -1,0 +1,43 @@
+// The pure decisions of the job lifecycle, each table-tested: success, cleanup and time.
+// Thread-safe.
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_JOB_POLICIES_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_JOB_POLICIES_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "operator/api/types.h"
+#include "operator/controller/pod_state.h"
+
+namespace disttrain::controller {
+
+// Success (spec.successPolicy): "" -> the chief succeeded, or worker 0 when there is no chief;
+// AllWorkers -> every worker succeeded. Returns the message for the Succeeded condition, or
+// nullopt while the job has not succeeded. `succeeded(type, index)` says whether that replica
+// has succeeded (now or before its pod was removed).
+std::optional<std::string> SuccessMessage(
+    const api::DistributedTraining& job,
+    const std::function<bool(api::ReplicaType, int)>& succeeded);
+
+// Cleanup (spec.runPolicy.cleanPodPolicy) once the job has finished: Running deletes every pod
+// that has not finished (parameter servers first of all), All deletes every pod, None none.
+bool DeleteOnFinish(api::CleanPodPolicy policy, const PodState& pod);
+
+// activeDeadlineSeconds, counted from status.startTime. `exceeded` or, before that, the wait
+// until it will be (so a delayed requeue fires it with no other event).
+struct TimeCheck {
+  bool due = false;
+  std::optional<absl::Duration> requeue_after;
+};
+TimeCheck CheckDeadline(const api::DistributedTraining& job, absl::Time now);
+// ttlSecondsAfterFinished, counted from status.completionTime.
+TimeCheck CheckTtl(const api::DistributedTraining& job, absl::Time now);
+
+// Restarts counted against backoffLimit: the sum over roles of replica restarts.
+int32_t TotalRestarts(const api::JobStatus& status);
+
+}  // namespace disttrain::controller
+
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_JOB_POLICIES_H_

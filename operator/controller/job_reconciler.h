@@ -1,0 +1,70 @@
+// The DistributedTraining reconciler: level-triggered and idempotent. Each pass reads the job
+// and its pods and services from the informer caches, converges the cluster towards the job
+// (create what is missing, restart or fail per policy, clean up when finished, delete after the
+// TTL), computes the status from what exists, writes it once when it changed, and only then
+// records events. Time-based policies return a requeue-after. Thread-safe: the work queue runs
+// at most one pass per job at a time; passes of different jobs run in parallel.
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_JOB_RECONCILER_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_JOB_RECONCILER_H_
+
+#include <set>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "operator/controller/build_options.h"
+#include "operator/kube/kube_client.h"
+#include "operator/runtime/clock.h"
+#include "operator/runtime/controller.h"
+#include "operator/runtime/event_recorder.h"
+#include "operator/runtime/store.h"
+
+namespace disttrain::controller {
+
+struct ReconcilerDeps {
+  kube::KubeClient* client = nullptr;
+  const runtime::Store* jobs = nullptr;
+  const runtime::Store* pods = nullptr;
+  const runtime::Store* services = nullptr;
+  runtime::EventRecorder* events = nullptr;
+  runtime::Clock* clock = nullptr;
+  BuildOptions build;
+};
+
+class JobReconciler : public runtime::Reconciler {
+ public:
+  explicit JobReconciler(ReconcilerDeps deps);
+
+  absl::StatusOr<runtime::ReconcileResult> Reconcile(const std::string& key) override;
+
+  // The pod informer reports a pod gone: a pod this process deleted is no longer pending.
+  void ForgetPod(const std::string& uid);
+
+ private:
+  struct Pass;
+
+  void FailInvalid(Pass& p, const absl::Status& why);
+  void Run(Pass& p);
+  void Suspend(Pass& p);
+  void Finish(Pass& p, bool succeeded, const std::string& reason, const std::string& message);
+  void Cleanup(Pass& p);
+  void DeleteAfterTtl(Pass& p);
+  bool HandleFailures(Pass& p);
+  bool CreateMissing(Pass& p);
+  void EnsurePodGroup(Pass& p);
+  void UpdateCounts(Pass& p);
+  absl::Status WriteStatus(Pass& p);
+  void EmitEvents(Pass& p);
+  absl::Status DeletePod(Pass& p, const struct PodState& pod, bool with_service);
+  bool Pending(const std::string& uid);
+
+  const ReconcilerDeps deps_;
+  absl::Mutex mu_;
+  // Pods this process asked to delete, until the informer sees them gone: a stale cache must
+  // not make one failure count twice.
+  std::set<std::string> deleting_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace disttrain::controller
+
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_JOB_RECONCILER_H_

@@ -1,0 +1,90 @@
+// The operator's view of the Kubernetes API: typed by Resource, bodies as JSON.
+// RestKubeClient talks to a real API server; tests use a fake. Implementations are thread-safe.
+#ifndef DISTTRAIN_OPERATOR_KUBE_KUBE_CLIENT_H_
+#define DISTTRAIN_OPERATOR_KUBE_KUBE_CLIENT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "operator/kube/resource.h"
+
+namespace disttrain::kube {
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;
+  int64_t limit = 0;
+  std::string continue_token;
+  // Watch only: ask for BOOKMARK events and end the watch after this many seconds.
+  bool allow_bookmarks = true;
+  int timeout_seconds = 0;
+};
+
+struct ListResult {
+  std::vector<nlohmann::json> items;
+  std::string resource_version;
+  std::string continue_token;
+};
+
+enum class PatchType { kMerge, kStrategicMerge, kJson };
+
+enum class Propagation { kBackground, kForeground, kOrphan };
+
+struct DeleteOptions {
+  Propagation propagation = Propagation::kBackground;
+  std::optional<std::string> precondition_uid;
+  std::optional<int64_t> grace_period_seconds;
+};
+
+struct WatchEvent {
+  enum class Type { kAdded, kModified, kDeleted, kBookmark, kError };
+  Type type = Type::kAdded;
+  nlohmann::json object;
+};
+
+// One streaming watch. Next() blocks until an event arrives or the stream ends.
+class WatchStream {
+ public:
+  virtual ~WatchStream() = default;
+  // False when the stream ended (normally or not: see status()).
+  virtual bool Next(WatchEvent* event) = 0;
+  // Ends the stream from another thread; a blocked Next() returns false.
+  virtual void Cancel() = 0;
+  virtual absl::Status status() const = 0;
+};
+
+class KubeClient {
+ public:
+  virtual ~KubeClient() = default;
+
+  virtual absl::StatusOr<nlohmann::json> Get(const Resource& r, const std::string& ns,
+                                             const std::string& name) = 0;
+  virtual absl::StatusOr<ListResult> List(const Resource& r, const std::string& ns,
+                                          const ListOptions& options) = 0;
+  virtual absl::StatusOr<nlohmann::json> Create(const Resource& r, const std::string& ns,
+                                                const nlohmann::json& object) = 0;
+  virtual absl::StatusOr<nlohmann::json> Update(const Resource& r, const std::string& ns,
+                                                const nlohmann::json& object) = 0;
+  virtual absl::StatusOr<nlohmann::json> UpdateStatus(const Resource& r, const std::string& ns,
+                                                      const nlohmann::json& object) = 0;
+  // `subresource` is "" or e.g. "status".
+  virtual absl::StatusOr<nlohmann::json> Patch(const Resource& r, const std::string& ns,
+                                               const std::string& name, PatchType type,
+                                               const nlohmann::json& patch,
+                                               const std::string& subresource = "") = 0;
+  virtual absl::Status Delete(const Resource& r, const std::string& ns, const std::string& name,
+                              const DeleteOptions& options = {}) = 0;
+  virtual absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Resource& r,
+                                                             const std::string& ns,
+                                                             const ListOptions& options) = 0;
+};
+
+}  // namespace disttrain::kube
+
+#endif  // DISTTRAIN_OPERATOR_KUBE_KUBE_CLIENT_H_

@@ -1,0 +1,322 @@
+#include "operator/kube/rest_kube_client.h"
+
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <atomic>
+#include <boost/asio/ssl.hpp>
+#include <cpprest/containerstream.h>
+#include <cpprest/http_client.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/log.h"
+#include "operator/kube/errors.h"
+
+namespace disttrain::kube {
+namespace {
+
+using nlohmann::json;
+namespace http = web::http;
+
+constexpr int kMaxAttempts = 5;
+constexpr auto kRequestTimeout = std::chrono::seconds(30);
+
+absl::Status CheckPem(const std::string& pem, bool is_key, absl::string_view what) {
+  if (pem.empty()) return absl::OkStatus();
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  bool ok = false;
+  if (is_key) {
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+    ok = key != nullptr;
+    EVP_PKEY_free(key);
+  } else {
+    X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    ok = cert != nullptr;
+    X509_free(cert);
+  }
+  BIO_free(bio);
+  if (!ok) return absl::InvalidArgumentError(absl::StrCat(what, " is not a valid PEM ", is_key ? "key" : "certificate"));
+  return absl::OkStatus();
+}
+
+http::client::http_client_config MakeClientConfig(const RestConfig& config,
+                                                  std::chrono::seconds timeout) {
+  http::client::http_client_config c;
+  c.set_timeout(timeout);
+  c.set_validate_certificates(true);
+  std::string ca = config.ca_pem, cert = config.client_cert_pem, key = config.client_key_pem;
+  c.set_ssl_context_callback([ca, cert, key](boost::asio::ssl::context& ctx) {
+    if (!ca.empty()) ctx.add_certificate_authority(boost::asio::buffer(ca));
+    if (!cert.empty()) {
+      ctx.use_certificate_chain(boost::asio::buffer(cert));
+      ctx.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem);
+    }
+  });
+  return c;
+}
+
+http::http_request MakeRequest(const RestConfig& config, const std::string& method,
+                               const std::string& path_and_query) {
+  http::http_request req(method);
+  req.set_request_uri(path_and_query);
+  req.headers().add("Accept", "application/json");
+  req.headers().add("User-Agent", "disttrain-operator");
+  if (!config.bearer_token.empty()) {
+    req.headers().add("Authorization", "Bearer " + config.bearer_token);
+  }
+  return req;
+}
+
+const char* PatchContentType(PatchType type) {
+  switch (type) {
+    case PatchType::kMerge: return "application/merge-patch+json";
+    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
+    case PatchType::kJson: return "application/json-patch+json";
+  }
+  return "application/merge-patch+json";
+}
+
+std::string Describe(const Resource& r, const std::string& ns, const std::string& name) {
+  return absl::StrCat(r.plural, " ", ns.empty() ? "" : absl::StrCat(ns, "/"), name);
+}
+
+class RestWatchStream : public WatchStream {
+ public:
+  RestWatchStream(std::shared_ptr<http::client::http_client> client,
+                  pplx::cancellation_token_source cts, http::http_response response)
+      : client_(std::move(client)), cts_(std::move(cts)), response_(std::move(response)),
+        body_(response_.body()) {}
+
+  ~RestWatchStream() override { Cancel(); }
+
+  bool Next(WatchEvent* event) override {
+    while (!cancelled_) {
+      std::string line;
+      try {
+        concurrency::streams::container_buffer<std::string> buf;
+        size_t n = body_.read_line(buf).get();
+        line = std::move(buf.collection());
+        if (n == 0 && line.empty() && body_.is_eof()) return Finish(absl::OkStatus());
+      } catch (const std::exception& e) {
+        return Finish(cancelled_ ? absl::CancelledError("watch cancelled")
+                                 : absl::UnavailableError(absl::StrCat("watch stream: ", e.what())));
+      }
+      if (line.empty()) continue;
+      json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object()) return Finish(absl::DataLossError("watch stream: a line is not JSON"));
+      std::string type = j.value("type", "");
+      event->object = j.contains("object") ? std::move(j["object"]) : json::object();
+      if (type == "ADDED") {
+        event->type = WatchEvent::Type::kAdded;
+      } else if (type == "MODIFIED") {
+        event->type = WatchEvent::Type::kModified;
+      } else if (type == "DELETED") {
+        event->type = WatchEvent::Type::kDeleted;
+      } else if (type == "BOOKMARK") {
+        event->type = WatchEvent::Type::kBookmark;
+      } else {
+        event->type = WatchEvent::Type::kError;
+        int code = event->object.value("code", 500);
+        return Finish(StatusFromHttp(code, event->object.dump(), "watch"));
+      }
+      return true;
+    }
+    return Finish(absl::CancelledError("watch cancelled"));
+  }
+
+  void Cancel() override {
+    if (!cancelled_.exchange(true)) cts_.cancel();
+  }
+
+  absl::Status status() const override { return status_; }
+
+ private:
+  bool Finish(absl::Status s) {
+    status_ = std::move(s);
+    return false;
+  }
+
+  std::shared_ptr<http::client::http_client> client_;
+  pplx::cancellation_token_source cts_;
+  http::http_response response_;
+  concurrency::streams::istream body_;
+  std::atomic<bool> cancelled_{false};
+  absl::Status status_;
+};
+
+}  // namespace
+
+std::string ListQuery(const ListOptions& o, bool watch) {
+  std::string q;
+  auto add = [&](absl::string_view k, const std::string& v) {
+    absl::StrAppend(&q, q.empty() ? "?" : "&", k, "=", web::uri::encode_data_string(v));
+  };
+  if (watch) add("watch", "true");
+  if (!o.label_selector.empty()) add("labelSelector", o.label_selector);
+  if (!o.field_selector.empty()) add("fieldSelector", o.field_selector);
+  if (!o.resource_version.empty()) add("resourceVersion", o.resource_version);
+  if (o.limit > 0) add("limit", absl::StrCat(o.limit));
+  if (!o.continue_token.empty()) add("continue", o.continue_token);
+  if (watch && o.allow_bookmarks) add("allowWatchBookmarks", "true");
+  if (o.timeout_seconds > 0) add("timeoutSeconds", absl::StrCat(o.timeout_seconds));
+  return q;
+}
+
+absl::StatusOr<std::unique_ptr<RestKubeClient>> RestKubeClient::Create(const RestConfig& config) {
+  if (config.server.rfind("https://", 0) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("server ", config.server, " is not https://"));
+  }
+  if (absl::Status s = CheckPem(config.ca_pem, false, "the CA"); !s.ok()) return s;
+  if (absl::Status s = CheckPem(config.client_cert_pem, false, "the client certificate"); !s.ok()) return s;
+  if (absl::Status s = CheckPem(config.client_key_pem, true, "the client key"); !s.ok()) return s;
+  return std::unique_ptr<RestKubeClient>(new RestKubeClient(config));
+}
+
+RestKubeClient::RestKubeClient(RestConfig config)
+    : config_(std::move(config)), limiter_(config_.qps, config_.burst) {
+  ResetClient();
+}
+
+RestKubeClient::~RestKubeClient() = default;
+
+std::shared_ptr<http::client::http_client> RestKubeClient::client() {
+  absl::MutexLock lock(&mu_);
+  return client_;
+}
+
+void RestKubeClient::ResetClient() {
+  auto c = std::make_shared<http::client::http_client>(
+      config_.server, MakeClientConfig(config_, kRequestTimeout));
+  absl::MutexLock lock(&mu_);
+  client_ = std::move(c);
+}
+
+absl::StatusOr<json> RestKubeClient::Do(const std::string& method, const std::string& path_and_query,
+                                        const std::optional<json>& body,
+                                        const std::string& content_type, const std::string& context) {
+  absl::Duration backoff = absl::Milliseconds(200);
+  absl::Status last;
+  for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
+    limiter_.Wait();
+    http::http_request req = MakeRequest(config_, method, path_and_query);
+    if (body) req.set_body(body->dump(), content_type);
+    std::optional<absl::Duration> retry_after;
+    try {
+      http::http_response resp = client()->request(req).get();
+      std::string text = resp.extract_string(true).get();
+      const int code = resp.status_code();
+      if (code >= 200 && code < 300) {
+        if (text.empty()) return json::object();
+        json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded()) return absl::DataLossError(absl::StrCat(context, ": response is not JSON"));
+        return j;
+      }
+      last = StatusFromHttp(code, text, context);
+      if (auto it = resp.headers().find("Retry-After"); it != resp.headers().end()) {
+        retry_after = ParseRetryAfter(it->second);
+      }
+    } catch (const std::exception& e) {
+      last = absl::UnavailableError(absl::StrCat(context, ": ", e.what()));
+      ResetClient();  // cpprestsdk clients are not reliable after a transport failure
+    }
+    if (!IsRetryable(last) || attempt == kMaxAttempts) return last;
+    absl::Duration wait = retry_after ? std::max(*retry_after, backoff) : backoff;
+    LogDebug("retrying request", {{"request", context}, {"attempt", absl::StrCat(attempt)},
+                                  {"wait", absl::FormatDuration(wait)}, {"error", last.ToString()}});
+    absl::SleepFor(wait);
+    backoff = std::min(backoff * 2, absl::Seconds(5));
+  }
+  return last;
+}
+
+absl::StatusOr<json> RestKubeClient::Get(const Resource& r, const std::string& ns,
+                                         const std::string& name) {
+  return Do("GET", r.Path(ns, name), std::nullopt, "", absl::StrCat("get ", Describe(r, ns, name)));
+}
+
+absl::StatusOr<ListResult> RestKubeClient::List(const Resource& r, const std::string& ns,
+                                                const ListOptions& options) {
+  absl::StatusOr<json> j = Do("GET", r.Path(ns) + ListQuery(options, false), std::nullopt, "",
+                              absl::StrCat("list ", Describe(r, ns, "")));
+  if (!j.ok()) return j.status();
+  ListResult out;
+  if (j->contains("items") && (*j)["items"].is_array()) {
+    for (json& item : (*j)["items"]) out.items.push_back(std::move(item));
+  }
+  const json& meta = j->value("metadata", json::object());
+  out.resource_version = meta.value("resourceVersion", "");
+  out.continue_token = meta.value("continue", "");
+  return out;
+}
+
+absl::StatusOr<json> RestKubeClient::Create(const Resource& r, const std::string& ns,
+                                            const json& object) {
+  std::string name = object.value("/metadata/name"_json_pointer, "");
+  return Do("POST", r.Path(ns), object, "application/json",
+            absl::StrCat("create ", Describe(r, ns, name)));
+}
+
+absl::StatusOr<json> RestKubeClient::Update(const Resource& r, const std::string& ns,
+                                            const json& object) {
+  std::string name = object.value("/metadata/name"_json_pointer, "");
+  return Do("PUT", r.Path(ns, name), object, "application/json",
+            absl::StrCat("update ", Describe(r, ns, name)));
+}
+
+absl::StatusOr<json> RestKubeClient::UpdateStatus(const Resource& r, const std::string& ns,
+                                                  const json& object) {
+  std::string name = object.value("/metadata/name"_json_pointer, "");
+  return Do("PUT", r.Path(ns, name, "status"), object, "application/json",
+            absl::StrCat("update status of ", Describe(r, ns, name)));
+}
+
+absl::StatusOr<json> RestKubeClient::Patch(const Resource& r, const std::string& ns,
+                                           const std::string& name, PatchType type,
+                                           const json& patch, const std::string& subresource) {
+  return Do("PATCH", r.Path(ns, name, subresource), patch, PatchContentType(type),
+            absl::StrCat("patch ", subresource.empty() ? "" : subresource + " of ",
+                         Describe(r, ns, name)));
+}
+
+absl::Status RestKubeClient::Delete(const Resource& r, const std::string& ns,
+                                    const std::string& name, const DeleteOptions& options) {
+  json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  switch (options.propagation) {
+    case Propagation::kBackground: body["propagationPolicy"] = "Background"; break;
+    case Propagation::kForeground: body["propagationPolicy"] = "Foreground"; break;
+    case Propagation::kOrphan: body["propagationPolicy"] = "Orphan"; break;
+  }
+  if (options.precondition_uid) body["preconditions"] = {{"uid", *options.precondition_uid}};
+  if (options.grace_period_seconds) body["gracePeriodSeconds"] = *options.grace_period_seconds;
+  return Do("DELETE", r.Path(ns, name), body, "application/json",
+            absl::StrCat("delete ", Describe(r, ns, name)))
+      .status();
+}
+
+absl::StatusOr<std::unique_ptr<WatchStream>> RestKubeClient::Watch(const Resource& r,
+                                                                   const std::string& ns,
+                                                                   const ListOptions& options) {
+  limiter_.Wait();
+  // The client timeout is an idle timeout: keep it above the watch's longest silence.
+  const int server_timeout = options.timeout_seconds > 0 ? options.timeout_seconds : 300;
+  auto client = std::make_shared<http::client::http_client>(
+      config_.server, MakeClientConfig(config_, std::chrono::seconds(server_timeout + 30)));
+  ListOptions o = options;
+  o.timeout_seconds = server_timeout;
+  http::http_request req = MakeRequest(config_, "GET", r.Path(ns) + ListQuery(o, true));
+  pplx::cancellation_token_source cts;
+  const std::string context = absl::StrCat("watch ", Describe(r, ns, ""));
+  try {
+    http::http_response resp = client->request(req, cts.get_token()).get();
+    if (resp.status_code() != 200) {
+      return StatusFromHttp(resp.status_code(), resp.extract_string(true).get(), context);
+    }
+    return std::unique_ptr<WatchStream>(new RestWatchStream(client, cts, std::move(resp)));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(context, ": ", e.what()));
+  }
+}
+
+}  // namespace disttrain::kube

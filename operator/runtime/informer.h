@@ -1,0 +1,79 @@
+// An informer keeps a Store in step with the API server: list, then watch from the list's
+// resourceVersion (with bookmarks); on a closed stream it re-watches from the last version,
+// with backoff after errors; on 410 Gone it lists again. Handlers see every change in order on
+// the informer's thread and must only enqueue keys. Thread-safe.
+#ifndef DISTTRAIN_OPERATOR_RUNTIME_INFORMER_H_
+#define DISTTRAIN_OPERATOR_RUNTIME_INFORMER_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "operator/kube/kube_client.h"
+#include "operator/runtime/store.h"
+
+namespace disttrain::runtime {
+
+struct EventHandler {
+  std::function<void(const ObjectPtr&)> on_add;
+  std::function<void(const ObjectPtr& old_obj, const ObjectPtr& new_obj)> on_update;
+  std::function<void(const ObjectPtr&)> on_delete;
+};
+
+struct InformerOptions {
+  kube::Resource resource;
+  std::string namespace_name;  // "" watches all namespaces
+  std::string label_selector;
+  int64_t page_size = 500;
+  // Drops what the operator never reads (managedFields, last-applied annotations) to save memory.
+  bool strip_metadata = true;
+};
+
+class Informer {
+ public:
+  Informer(kube::KubeClient* client, InformerOptions options);
+  ~Informer();
+
+  // Before Start().
+  void AddHandler(EventHandler handler);
+  void Start();
+  void Stop();
+
+  bool HasSynced() const { return synced_.load(); }
+  // Blocks until synced or `timeout` passes; returns HasSynced().
+  bool WaitForSync(absl::Duration timeout);
+  const Store& store() const { return store_; }
+  const std::string& name() const { return name_; }
+  // Lists done since Start (the first one plus relists after 410 Gone).
+  int list_count() const { return list_count_.load(); }
+
+ private:
+  void Run();
+  absl::Status ListAndReplace(std::string* resource_version);
+  // Returns OK when the stream ended normally, the error otherwise.
+  absl::Status WatchFrom(std::string* resource_version);
+  ObjectPtr Prepare(nlohmann::json object) const;
+  bool SleepUnlessStopped(absl::Duration d);
+
+  kube::KubeClient* const client_;
+  const InformerOptions options_;
+  const std::string name_;
+  Store store_;
+  std::vector<EventHandler> handlers_;
+  std::atomic<bool> synced_{false};
+  std::atomic<int> list_count_{0};
+  std::thread thread_;
+
+  absl::Mutex mu_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  kube::WatchStream* current_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace disttrain::runtime
+
+#endif  // DISTTRAIN_OPERATOR_RUNTIME_INFORMER_H_
