@@ -85,6 +85,14 @@ runtime::EventHandler Enqueue(runtime::WorkQueue* queue, std::function<std::stri
 }
 
 int RunController(const std::vector<std::string>& args) {
+  // Block the stop signals before any thread exists (cpprestsdk starts its own), so that every
+  // thread inherits the mask and only the signal thread below receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
   Flags f;
   FlagSet flags(kUsage);
   flags.String("kubeconfig", &f.kubeconfig, "Path to a kubeconfig; default $KUBECONFIG, then in-cluster.");
@@ -139,13 +147,6 @@ int RunController(const std::vector<std::string>& args) {
     std::cerr << "disttrain-operator: " << client.status().message() << "\n";
     return kExitUsage;
   }
-
-  // Block the stop signals in every thread; one thread waits for them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   runtime::Clock* clock = runtime::RealClock::Get();
   runtime::MetricsRegistry metrics;

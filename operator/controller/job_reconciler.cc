@@ -140,6 +140,7 @@ void JobReconciler::Run(Pass& p) {
   p.Requeue(deadline.requeue_after);
   EnsurePodGroup(p);
   if (!HandleFailures(p)) return;
+  if (!CountInPlaceRestarts(p)) return;
   if (!CreateMissing(p)) return;
 
   auto succeeded = [&](ReplicaType t, int i) { return p.Remembered(t, i); };
@@ -214,6 +215,37 @@ bool JobReconciler::HandleFailures(Pass& p) {
     SetCondition(&p.status, kRunning, false, "PodRestarting", message, p.now);
     p.Warn("Restarting", message);
   }
+  return true;
+}
+
+bool JobReconciler::CountInPlaceRestarts(Pass& p) {
+  int live = 0, before = 0;
+  std::vector<std::string> restarted;
+  for (const auto& [id, pod] : p.pods) {
+    if (Pending(pod.uid)) continue;
+    live += pod.restart_count;
+  }
+  for (const auto& [type, rs] : p.original.replica_statuses) before += rs.restarts - rs.past_restarts;
+  if (live <= before) return true;
+  int32_t past = 0;
+  for (const auto& [type, rs] : p.status.replica_statuses) past += rs.past_restarts;
+  const int32_t limit = p.job.spec.run_policy.backoff_limit.value_or(api::kDefaultBackoffLimit);
+  for (const auto& [id, pod] : p.pods) {
+    if (pod.restart_count > 0 && !Pending(pod.uid)) {
+      restarted.push_back(absl::StrCat(pod.name, " (", pod.restart_count, " restarts, last exit code ",
+                                       pod.exit_code.value_or(-1), ")"));
+    }
+  }
+  const std::string which = absl::StrJoin(restarted, ", ");
+  if (past + live > limit) {
+    Finish(p, false, "BackoffLimitExceeded",
+           absl::StrCat("containers restarted in place ", past + live, " times, more than backoffLimit ",
+                        limit, ": ", which));
+    return false;
+  }
+  const std::string message = absl::StrCat("restarted in place: ", which);
+  SetCondition(&p.status, kRestarting, true, "PodRestartedInPlace", message, p.now);
+  p.Warn("RestartedInPlace", message);
   return true;
 }
 

@@ -50,6 +50,7 @@ class JobReconciler : public runtime::Reconciler {
   void Cleanup(Pass& p);
   void DeleteAfterTtl(Pass& p);
   bool HandleFailures(Pass& p);
+  bool CountInPlaceRestarts(Pass& p);
   bool CreateMissing(Pass& p);
   void EnsurePodGroup(Pass& p);
   void UpdateCounts(Pass& p);

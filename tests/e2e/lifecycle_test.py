@@ -1,0 +1,241 @@
+"""The operator runs DistributedTraining jobs to completion against the real local cluster.
+
+One test per behaviour of the lifecycle issue: success policies, failure and restart policies,
+backoffLimit, deadline and TTL through delayed requeues alone, suspend/resume, remembered
+successes, cleanup of parameter servers, garbage collection, and an operator killed mid-way.
+"""
+import json
+import time
+import unittest
+
+from crd_test import install_crd
+from kube import Namespace, apply, get_json, kubectl, wait_until
+from operator_process import OperatorProcess
+
+OPERATOR = None
+
+
+def setUpModule():
+    global OPERATOR
+    install_crd()
+    OPERATOR = OperatorProcess("lifecycle", "--workers", "4").start()
+
+
+def tearDownModule():
+    code = OPERATOR.stop()
+    assert code == 0, f"operator exited {code} on SIGTERM"
+
+
+def role(replicas, exit_code=None, run_seconds=None, restart_policy=None):
+    annotations = {}
+    if exit_code is not None:
+        annotations["test.disttrain.io/exit-code"] = str(exit_code)
+    if run_seconds is not None:
+        annotations["test.disttrain.io/run-seconds"] = str(run_seconds)
+    spec = {"replicas": replicas, "template": {
+        "metadata": {"annotations": annotations},
+        "spec": {"containers": [{"name": "tensorflow", "image": "registry.example/trainer:1"}]}}}
+    if restart_policy:
+        spec["restartPolicy"] = restart_policy
+    return spec
+
+
+def job(name, run_policy=None, success_policy=None, **roles):
+    j = {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining",
+         "metadata": {"name": name}, "spec": {"replicaSpecs": roles}}
+    if run_policy:
+        j["spec"]["runPolicy"] = run_policy
+    if success_policy:
+        j["spec"]["successPolicy"] = success_policy
+    return j
+
+
+class LifecycleTest(unittest.TestCase):
+    def setUp(self):
+        self.ns_ctx = Namespace("life")
+        self.ns = self.ns_ctx.__enter__()
+
+    def tearDown(self):
+        self.ns_ctx.__exit__(None, None, None)
+
+    # --- helpers -------------------------------------------------------------------------------
+    def job(self, name):
+        return get_json("distributedtraining", name, "-n", self.ns)
+
+    def state(self, name):
+        return self.job(name).get("status", {}).get("state")
+
+    def condition(self, name, ctype):
+        for c in self.job(name).get("status", {}).get("conditions", []):
+            if c["type"] == ctype:
+                return c
+        return None
+
+    def wait_state(self, name, state, timeout=60):
+        return wait_until(f"job {name} to be {state}", lambda: self.state(name) == state and self.job(name),
+                          timeout=timeout)
+
+    def pods(self, name, extra_selector=""):
+        sel = f"disttrain.io/job-name={name}" + (f",{extra_selector}" if extra_selector else "")
+        return get_json("pods", "-n", self.ns, "-l", sel)["items"]
+
+    def live_pods(self, name, extra_selector=""):
+        return [p for p in self.pods(name, extra_selector) if not p["metadata"].get("deletionTimestamp")]
+
+    def events(self, name):
+        items = get_json("events", "-n", self.ns, "--field-selector",
+                         f"involvedObject.name={name},involvedObject.kind=DistributedTraining")["items"]
+        return [(e["reason"], e["message"]) for e in items]
+
+    def wait_no_pods(self, name, selector):
+        wait_until(f"{selector} pods of {name} to be gone", lambda: not self.pods(name, selector), timeout=30)
+
+    # --- behaviours ----------------------------------------------------------------------------
+    def test_happy_path_with_chief_tears_down_parameter_servers(self):
+        apply(job("happy", Chief=role(1, 0, 3), PS=role(2), Worker=role(2), Evaluator=role(1)), self.ns)
+        wait_until("6 pods", lambda: len(self.pods("happy")) == 6, timeout=30)
+        self.wait_state("happy", "Running", timeout=30)
+        worker = [p for p in self.pods("happy") if p["metadata"]["name"] == "happy-worker-1"][0]
+        env = {e["name"]: e.get("value") for e in worker["spec"]["containers"][0]["env"]}
+        self.assertEqual(json.loads(env["TF_CONFIG"])["task"], {"type": "worker", "index": 1})
+        svc = get_json("service", "happy-ps-1", "-n", self.ns)
+        self.assertEqual(svc["spec"]["clusterIP"], "None")
+        self.assertTrue(svc["spec"]["publishNotReadyAddresses"])
+
+        status = self.wait_state("happy", "Succeeded", timeout=30)["status"]
+        self.assertIn("the chief succeeded", self.condition("happy", "Succeeded")["message"])
+        self.assertIn("completionTime", status)
+        self.assertEqual(status["replicaStatuses"]["Chief"]["succeeded"], 1)
+        self.wait_no_pods("happy", "disttrain.io/replica-type=ps")
+        self.wait_no_pods("happy", "disttrain.io/replica-type=worker")
+        self.wait_no_pods("happy", "disttrain.io/replica-type=evaluator")
+        chief = self.pods("happy", "disttrain.io/replica-type=chief")
+        self.assertEqual(chief[0]["status"]["phase"], "Succeeded")  # kept for its logs
+        reasons = [r for r, _ in self.events("happy")]
+        self.assertIn("SuccessfulCreatePod", reasons)
+        self.assertIn("JobSucceeded", reasons)
+        self.assertIn("SuccessfulDeletePod", reasons)
+
+    def test_without_chief_worker_zero_decides(self):
+        apply(job("nochief", PS=role(1), Worker={**role(2)}), self.ns)
+        wait_until("pods", lambda: len(self.pods("nochief")) == 3, timeout=30)
+        kubectl("annotate", "pod", "nochief-worker-1", "-n", self.ns, "test.disttrain.io/exit-code=0")
+        time.sleep(3)  # worker 1 finishing must not end the job
+        self.assertNotEqual(self.state("nochief"), "Succeeded")
+        kubectl("annotate", "pod", "nochief-worker-0", "-n", self.ns, "test.disttrain.io/exit-code=0")
+        self.wait_state("nochief", "Succeeded", timeout=30)
+        self.assertIn("worker 0 succeeded", self.condition("nochief", "Succeeded")["message"])
+        self.wait_no_pods("nochief", "disttrain.io/replica-type=ps")
+
+    def test_all_workers_waits_for_every_worker(self):
+        apply(job("allw", success_policy="AllWorkers", PS=role(1),
+                  Worker=role(3, 0, 2)), self.ns)
+        wait_until("workers to succeed", lambda: self.job("allw").get("status", {}).get(
+            "replicaStatuses", {}).get("Worker", {}).get("succeeded") == 3, timeout=40)
+        self.wait_state("allw", "Succeeded", timeout=20)
+        self.assertIn("all 3 workers succeeded", self.condition("allw", "Succeeded")["message"])
+
+    def test_chief_permanent_failure_fails_the_job(self):
+        apply(job("chieffail", Chief=role(1, 1, 2, "ExitCode"), PS=role(2), Worker=role(1)), self.ns)
+        self.wait_state("chieffail", "Failed", timeout=40)
+        cond = self.condition("chieffail", "Failed")
+        self.assertEqual(cond["reason"], "ChiefFailed")
+        self.assertIn("pod chieffail-chief-0 exited with code 1", cond["message"])
+        self.assertIn("permanent", cond["message"])
+        self.wait_no_pods("chieffail", "disttrain.io/replica-type=ps")
+
+    def test_retryable_worker_failures_restart_until_backoff_limit(self):
+        apply(job("retry", run_policy={"backoffLimit": 2}, Chief=role(1), PS=role(1),
+                  Worker=role(1, 137, 1, "ExitCode")), self.ns)
+        self.wait_state("retry", "Failed", timeout=60)
+        cond = self.condition("retry", "Failed")
+        self.assertEqual(cond["reason"], "BackoffLimitExceeded")
+        self.assertIn("exited with code 137", cond["message"])
+        status = self.job("retry")["status"]
+        self.assertEqual(status["replicaStatuses"]["Worker"]["restarts"], 2)
+        self.assertEqual(sum(1 for r, _ in self.events("retry") if r == "Restarting"), 2)
+        self.wait_no_pods("retry", "disttrain.io/replica-type=ps")
+
+    def test_in_place_restarts_count_against_backoff_limit(self):
+        apply(job("inplace", run_policy={"backoffLimit": 3}, PS=role(1),
+                  Worker=role(1, 1, 1, "OnFailure")), self.ns)
+        self.wait_state("inplace", "Failed", timeout=60)
+        cond = self.condition("inplace", "Failed")
+        self.assertEqual(cond["reason"], "BackoffLimitExceeded")
+        self.assertIn("restarted in place", cond["message"])
+
+    def test_failed_parameter_server_is_restarted(self):
+        apply(job("psfail", Chief=role(1, 0, 8), PS=role(1, 1, 1), Worker=role(1)), self.ns)
+        wait_until("a PS restart", lambda: self.job("psfail").get("status", {}).get(
+            "replicaStatuses", {}).get("PS", {}).get("restarts", 0) >= 1, timeout=30)
+        self.assertNotEqual(self.state("psfail"), "Failed")
+
+    def test_evaluator_failure_never_fails_the_job(self):
+        apply(job("evalfail", Chief=role(1, 0, 5), Worker=role(1), Evaluator=role(1, 1, 1)), self.ns)
+        wait_until("the evaluator to fail", lambda: self.job("evalfail").get("status", {}).get(
+            "replicaStatuses", {}).get("Evaluator", {}).get("failed") == 1, timeout=30)
+        self.assertNotEqual(self.state("evalfail"), "Failed")
+        self.wait_state("evalfail", "Succeeded", timeout=30)
+
+    def test_deadline_fires_without_any_other_event(self):
+        apply(job("deadline", run_policy={"activeDeadlineSeconds": 4}, PS=role(1), Worker=role(1)), self.ns)
+        self.wait_state("deadline", "Running", timeout=30)
+        started = time.monotonic()
+        self.wait_state("deadline", "Failed", timeout=30)
+        self.assertLess(time.monotonic() - started, 8)
+        self.assertEqual(self.condition("deadline", "Failed")["reason"], "DeadlineExceeded")
+        self.wait_no_pods("deadline", "")
+
+    def test_ttl_deletes_the_finished_job_and_what_it_owns(self):
+        apply(job("ttl", run_policy={"ttlSecondsAfterFinished": 3}, Chief=role(1, 0, 1), PS=role(1)), self.ns)
+        self.wait_state("ttl", "Succeeded", timeout=30)
+        wait_until("the job to be deleted", lambda: "NotFound" in kubectl(
+            "get", "dtr", "ttl", "-n", self.ns, check=False).stderr, timeout=20)
+        wait_until("its pods and services to be collected", lambda: not self.pods("ttl") and not get_json(
+            "services", "-n", self.ns, "-l", "disttrain.io/job-name=ttl")["items"], timeout=60)
+
+    def test_suspend_deletes_pods_and_resume_recreates_them(self):
+        apply(job("susp", PS=role(2), Worker=role(2)), self.ns)
+        self.wait_state("susp", "Running", timeout=30)
+        kubectl("patch", "dtr", "susp", "-n", self.ns, "--type=merge", "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
+        self.wait_state("susp", "Suspended", timeout=30)
+        self.wait_no_pods("susp", "")
+        kubectl("patch", "dtr", "susp", "-n", self.ns, "--type=merge", "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
+        self.wait_state("susp", "Running", timeout=30)
+        self.assertEqual(len(self.live_pods("susp")), 4)
+        reasons = [r for r, _ in self.events("susp")]
+        self.assertIn("Suspended", reasons)
+        self.assertIn("Resumed", reasons)
+
+    def test_garbage_collected_succeeded_pod_is_not_recreated(self):
+        apply(job("gcpod", success_policy="AllWorkers", PS=role(1),
+                  Worker=role(2)), self.ns)
+        wait_until("pods", lambda: len(self.pods("gcpod")) == 3, timeout=30)
+        kubectl("annotate", "pod", "gcpod-worker-0", "-n", self.ns, "test.disttrain.io/exit-code=0")
+        wait_until("worker 0 remembered", lambda: self.job("gcpod").get("status", {}).get(
+            "replicaStatuses", {}).get("Worker", {}).get("succeededIndexes") == [0], timeout=30)
+        kubectl("delete", "pod", "gcpod-worker-0", "-n", self.ns, "--wait=true")
+        time.sleep(3)  # a recreation would show within this time
+        self.assertEqual([p["metadata"]["name"] for p in self.pods("gcpod", "disttrain.io/replica-type=worker")],
+                         ["gcpod-worker-1"])
+        kubectl("annotate", "pod", "gcpod-worker-1", "-n", self.ns, "test.disttrain.io/exit-code=0")
+        self.wait_state("gcpod", "Succeeded", timeout=30)
+
+    def test_deleting_a_job_removes_everything_it_owns(self):
+        apply(job("owned", PS=role(1), Worker=role(2)), self.ns)
+        wait_until("pods", lambda: len(self.pods("owned")) == 3, timeout=30)
+        kubectl("delete", "dtr", "owned", "-n", self.ns)
+        wait_until("pods and services collected", lambda: not self.pods("owned") and not get_json(
+            "services", "-n", self.ns, "-l", "disttrain.io/job-name=owned")["items"], timeout=60)
+
+    def test_gang_scheduling_without_the_podgroup_api_still_runs_and_warns(self):
+        apply(job("gang", run_policy={"schedulingPolicy": {"minAvailable": 2}}, PS=role(1),
+                  Worker=role(1)), self.ns)
+        self.wait_state("gang", "Running", timeout=30)
+        self.assertIn("PodGroupUnavailable", [r for r, _ in self.events("gang")])
+        pod = self.pods("gang")[0]
+        self.assertEqual(pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"], "gang")
+
+
+if __name__ == "__main__":
+    unittest.main()
