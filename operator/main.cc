@@ -43,8 +43,8 @@ constexpr char kUsage[] =
 struct Flags {
   std::string kubeconfig, context, namespace_name;
   int64_t workers = 4;
-  double qps = 50;
-  int64_t burst = 100;
+  double qps = 100;
+  int64_t burst = 200;
   bool leader_elect = false;
   std::string leader_election_namespace, leader_election_id = "disttrain-operator-leader";
   std::string metrics_addr = ":8080", probe_addr = ":8081";

@@ -22,7 +22,8 @@ std::optional<std::string> SuccessMessage(
     const std::function<bool(api::ReplicaType, int)>& succeeded);
 
 // Cleanup (spec.runPolicy.cleanPodPolicy) once the job has finished: Running deletes every pod
-// that has not finished (parameter servers first of all), All deletes every pod, None none.
+// that has not finished (parameter servers first of all), All deletes every pod and its Service,
+// None none. Services of Running-cleaned pods hold no resources and go with the job.
 bool DeleteOnFinish(api::CleanPodPolicy policy, const PodState& pod);
 
 // activeDeadlineSeconds, counted from status.startTime. `exceeded` or, before that, the wait

@@ -348,7 +348,7 @@ void JobReconciler::Cleanup(Pass& p) {
   std::vector<std::string> deleted;
   for (auto& [id, pod] : p.pods) {
     if (!DeleteOnFinish(policy, pod) || Pending(pod.uid)) continue;
-    if (absl::Status s = DeletePod(p, pod, true); !s.ok()) {
+    if (absl::Status s = DeletePod(p, pod, policy == api::CleanPodPolicy::kAll); !s.ok()) {
       p.Warn("FailedDeletePod", std::string(s.message()));
       continue;
     }

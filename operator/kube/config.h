@@ -16,8 +16,8 @@ struct RestConfig {
   std::string client_key_pem;
   std::string bearer_token;     // token authentication
   std::string namespace_name;   // the context's or service account's namespace, if any
-  double qps = 50;
-  int burst = 100;
+  double qps = 100;
+  int burst = 200;
 };
 
 // Loads `path` (a kubeconfig) using `context`, or its current-context when empty. File

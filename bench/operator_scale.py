@@ -1,0 +1,137 @@
+"""Operator scale benchmark on the local cluster: N jobs of 7 pods (chief, 2 PS, 3 workers,
+evaluator) applied at once, each chief finishing after a few seconds.
+
+Measures, from one watch of every pod the operator manages:
+- the time to create all pods of all jobs (from the apply to the last pod's ADDED event);
+- the parameter-server teardown latency per job: from the watch event that shows the chief
+  Succeeded to the event that shows each of its PS pods marked for deletion (p50/p99);
+- the operator's CPU seconds and peak RSS for the run.
+Prints one JSON line. Usable as a library (run_scale) by the e2e suite.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
+from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, kubectl, wait_until  # noqa: E402
+from crd_test import install_crd  # noqa: E402
+from operator_process import OperatorProcess  # noqa: E402
+
+
+def job_manifest(name, chief_seconds):
+    """A 7-pod job whose simulated chief succeeds after `chief_seconds`."""
+    def role(n, annotations=None):
+        return {"replicas": n, "template": {"metadata": {"annotations": annotations or {}},
+                "spec": {"containers": [{"name": "tensorflow", "image": "registry.example/trainer:1",
+                                         "resources": {"requests": {"cpu": "100m"}}}]}}}
+    return {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": name},
+            "spec": {"replicaSpecs": {
+                "Chief": role(1, {"test.disttrain.io/exit-code": "0",
+                                  "test.disttrain.io/run-seconds": f"{chief_seconds:.1f}"}),
+                "PS": role(2), "Worker": role(3), "Evaluator": role(1)}}}
+
+
+class PodWatcher:
+    """Records when this process saw each pod event (one kubectl watch, one clock)."""
+
+    def __init__(self, namespace):
+        tmpl = ('{.type} {.object.metadata.name} {.object.status.phase} '
+                '{.object.metadata.deletionTimestamp}{"\\n"}')
+        self.proc = subprocess.Popen(
+            [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods", "-n", namespace,
+             "-l", "app.kubernetes.io/managed-by=disttrain-operator", "-w", "--output-watch-events",
+             "-o", f"jsonpath={tmpl}"], stdout=subprocess.PIPE, text=True)
+        self.added, self.succeeded, self.deleting = {}, {}, {}
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        for line in self.proc.stdout:
+            now = time.monotonic()
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            kind, name = parts[0], parts[1]
+            phase = parts[2] if len(parts) > 2 else ""
+            deleting = len(parts) > 3
+            if kind == "ADDED":
+                self.added.setdefault(name, now)
+            if phase == "Succeeded":
+                self.succeeded.setdefault(name, now)
+            if deleting or kind == "DELETED":
+                self.deleting.setdefault(name, now)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def proc_usage(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    with open(f"/proc/{pid}/status") as f:
+        hwm = [l for l in f if l.startswith("VmHWM:")][0].split()[1]
+    return cpu, int(hwm) / 1024
+
+
+def percentile(values, q):
+    values = sorted(values)
+    k = max(0, min(len(values) - 1, int(round(q / 100 * (len(values) - 1)))))
+    return values[k]
+
+
+def run_scale(jobs=100, chief_seconds=15, spread_seconds=0.3, timeout=300):
+    """Chiefs finish `chief_seconds` + i * `spread_seconds` after they start, as real jobs do."""
+    install_crd()
+    with Namespace("scale") as ns:
+        operator = OperatorProcess("scale", "--workers", "8").start()
+        watcher = PodWatcher(ns)
+        try:
+            cpu0, _ = proc_usage(operator.proc.pid)
+            start = time.monotonic()
+            items = [job_manifest(f"job-{i:03d}", chief_seconds + i * spread_seconds) for i in range(jobs)]
+            apply({"apiVersion": "v1", "kind": "List", "items": items}, ns)
+            wait_until("every pod to be created", lambda: len(watcher.added) >= 7 * jobs, timeout=timeout)
+            created_s = max(watcher.added.values()) - start
+
+            def all_succeeded():
+                states = [j.get("status", {}).get("state") for j in get_json("dtr", "-n", ns)["items"]]
+                return states.count("Succeeded") == jobs
+            wait_until(f"all {jobs} jobs to succeed", all_succeeded, timeout=timeout)
+            wait_until("every parameter server to be deleted", lambda: all(
+                f"job-{i:03d}-ps-{k}" in watcher.deleting for i in range(jobs) for k in range(2)),
+                timeout=60)
+            total_s = time.monotonic() - start
+            cpu1, rss_mb = proc_usage(operator.proc.pid)
+            latencies = []
+            for i in range(jobs):
+                chief = watcher.succeeded[f"job-{i:03d}-chief-0"]
+                for k in range(2):
+                    latencies.append((watcher.deleting[f"job-{i:03d}-ps-{k}"] - chief) * 1000)
+            remaining_ps = get_json("pods", "-n", ns, "-l", "disttrain.io/replica-type=ps")["items"]
+        finally:
+            watcher.stop()
+            code = operator.stop()
+    return {
+        "jobs": jobs, "pods": 7 * jobs,
+        "create_all_pods_s": round(created_s, 2),
+        "all_succeeded_s": round(total_s, 2),
+        "ps_teardown_ms_p50": round(percentile(latencies, 50), 1),
+        "ps_teardown_ms_p99": round(percentile(latencies, 99), 1),
+        "ps_teardown_samples": len(latencies),
+        "ps_pods_left": len([p for p in remaining_ps if not p["metadata"].get("deletionTimestamp")]),
+        "operator_cpu_s": round(cpu1 - cpu0, 2),
+        "operator_peak_rss_mb": round(rss_mb, 1),
+        "operator_exit_code": code,
+    }
+
+
+if __name__ == "__main__":
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    print(json.dumps(run_scale(jobs=n)))
