@@ -1,0 +1,173 @@
+#include <string>
+
+#include "gtest/gtest.h"
+#include "operator/controller/conditions.h"
+#include "operator/controller/failure_policy.h"
+#include "operator/controller/job_policies.h"
+#include "operator/controller/pod_state.h"
+#include "tests/unit/testing/job_builder.h"
+
+namespace disttrain::controller {
+namespace {
+
+using api::ReplicaType;
+using api::RestartPolicy;
+using nlohmann::json;
+using testing::JobBuilder;
+
+PodState Failed(int code, std::string reason = "Error") {
+  PodState p;
+  p.name = "p";
+  p.phase = PodPhase::kFailed;
+  p.exit_code = code;
+  p.reason = std::move(reason);
+  return p;
+}
+
+struct FailureCase {
+  std::string name;
+  ReplicaType type;
+  RestartPolicy policy;
+  PodState pod;
+  FailureAction want;
+};
+
+class FailurePolicyTest : public ::testing::TestWithParam<FailureCase> {};
+
+TEST_P(FailurePolicyTest, DecidesWhatAFailedPodMeans) {
+  EXPECT_EQ(OnPodFailed(GetParam().type, GetParam().policy, GetParam().pod), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, FailurePolicyTest,
+    ::testing::Values(
+        FailureCase{"ChiefNeverFails", ReplicaType::kChief, RestartPolicy::kNever, Failed(137), FailureAction::kFailJob},
+        FailureCase{"ChiefExitCodeOomRetries", ReplicaType::kChief, RestartPolicy::kExitCode, Failed(137), FailureAction::kRecreate},
+        FailureCase{"ChiefExitCodeSigtermRetries", ReplicaType::kChief, RestartPolicy::kExitCode, Failed(143), FailureAction::kRecreate},
+        FailureCase{"ChiefExitCodePermanentFails", ReplicaType::kChief, RestartPolicy::kExitCode, Failed(1), FailureAction::kFailJob},
+        FailureCase{"WorkerExitCode2Fails", ReplicaType::kWorker, RestartPolicy::kExitCode, Failed(2), FailureAction::kFailJob},
+        FailureCase{"WorkerEvictedRetries", ReplicaType::kWorker, RestartPolicy::kExitCode, Failed(0, "Evicted"), FailureAction::kRecreate},
+        FailureCase{"WorkerOomKilledReasonRetries", ReplicaType::kWorker, RestartPolicy::kExitCode, Failed(1, "OOMKilled"), FailureAction::kRecreate},
+        FailureCase{"WorkerOnFailureRecreates", ReplicaType::kWorker, RestartPolicy::kOnFailure, Failed(1), FailureAction::kRecreate},
+        FailureCase{"WorkerNeverFails", ReplicaType::kWorker, RestartPolicy::kNever, Failed(1), FailureAction::kFailJob},
+        FailureCase{"PsAlwaysRecreated", ReplicaType::kPS, RestartPolicy::kNever, Failed(1), FailureAction::kRecreate},
+        FailureCase{"EvaluatorNeverLeftFailed", ReplicaType::kEvaluator, RestartPolicy::kNever, Failed(1), FailureAction::kLeaveFailed},
+        FailureCase{"EvaluatorPermanentLeftFailed", ReplicaType::kEvaluator, RestartPolicy::kExitCode, Failed(1), FailureAction::kLeaveFailed},
+        FailureCase{"EvaluatorRetryableRecreated", ReplicaType::kEvaluator, RestartPolicy::kExitCode, Failed(137), FailureAction::kRecreate}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(PodStateTest, ReadsPhaseExitCodeReasonAndRestarts) {
+  json pod = json::parse(R"({"metadata": {"name": "d-worker-1", "uid": "u",
+      "labels": {"disttrain.io/replica-type": "worker", "disttrain.io/replica-index": "1"}},
+    "spec": {"containers": [{"name": "sidecar"}, {"name": "tensorflow"}]},
+    "status": {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False"}],
+      "containerStatuses": [
+        {"name": "sidecar", "restartCount": 1, "state": {"terminated": {"exitCode": 2, "reason": "Error"}}},
+        {"name": "tensorflow", "restartCount": 2, "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}})");
+  std::optional<PodState> s = ReadPodState(pod);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->type, ReplicaType::kWorker);
+  EXPECT_EQ(s->index, 1);
+  EXPECT_EQ(s->phase, PodPhase::kFailed);
+  EXPECT_EQ(s->exit_code, 137) << "the main container's code wins";
+  EXPECT_EQ(s->reason, "OOMKilled");
+  EXPECT_EQ(s->restart_count, 3);
+  EXPECT_FALSE(s->ready);
+  EXPECT_EQ(DescribeExit(*s), "pod d-worker-1 exited with code 137 (OOMKilled)");
+  EXPECT_FALSE(ReadPodState(json::parse(R"({"metadata": {"name": "x"}})")).has_value());
+}
+
+TEST(SuccessPolicyTest, ChiefDecidesWhenThereIsOne) {
+  auto job = JobBuilder("d").Chief().Workers(2).Build();
+  EXPECT_FALSE(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kWorker; }));
+  EXPECT_EQ(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kChief; }), "the chief succeeded");
+}
+
+TEST(SuccessPolicyTest, WorkerZeroDecidesWithoutAChief) {
+  auto job = JobBuilder("d").Ps(1).Workers(2).Build();
+  EXPECT_FALSE(SuccessMessage(job, [](ReplicaType t, int i) { return i == 1; }));
+  EXPECT_EQ(SuccessMessage(job, [](ReplicaType t, int i) { return t == ReplicaType::kWorker && i == 0; }),
+            "worker 0 succeeded");
+}
+
+TEST(SuccessPolicyTest, AllWorkersNeedsEveryWorker) {
+  auto job = JobBuilder("d").Chief().Workers(3).SuccessPolicy(api::SuccessPolicy::kAllWorkers).Build();
+  EXPECT_FALSE(SuccessMessage(job, [](ReplicaType t, int i) { return t == ReplicaType::kChief || i < 2; }));
+  EXPECT_EQ(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kWorker; }), "all 3 workers succeeded");
+}
+
+TEST(CleanupPolicyTest, DeletesWhatThePolicySays) {
+  PodState running, succeeded, failed, terminating;
+  running.phase = PodPhase::kRunning;
+  succeeded.phase = PodPhase::kSucceeded;
+  failed.phase = PodPhase::kFailed;
+  terminating.phase = PodPhase::kRunning;
+  terminating.terminating = true;
+  using api::CleanPodPolicy;
+  EXPECT_TRUE(DeleteOnFinish(CleanPodPolicy::kRunning, running));
+  EXPECT_FALSE(DeleteOnFinish(CleanPodPolicy::kRunning, succeeded));
+  EXPECT_FALSE(DeleteOnFinish(CleanPodPolicy::kRunning, failed));
+  EXPECT_TRUE(DeleteOnFinish(CleanPodPolicy::kAll, succeeded));
+  EXPECT_TRUE(DeleteOnFinish(CleanPodPolicy::kAll, failed));
+  EXPECT_FALSE(DeleteOnFinish(CleanPodPolicy::kNone, running));
+  EXPECT_FALSE(DeleteOnFinish(CleanPodPolicy::kAll, terminating)) << "already going";
+}
+
+TEST(TimePolicyTest, DeadlineRequeuesUntilDueThenFires) {
+  auto job = JobBuilder("d").Workers(1).Build();
+  const absl::Time start = absl::FromUnixSeconds(1000);
+  EXPECT_FALSE(CheckDeadline(job, start).due);
+  EXPECT_FALSE(CheckDeadline(job, start).requeue_after) << "no deadline, no requeue";
+  job.spec.run_policy.active_deadline_seconds = 60;
+  job.status.start_time = start;
+  TimeCheck early = CheckDeadline(job, start + absl::Seconds(15));
+  EXPECT_FALSE(early.due);
+  EXPECT_EQ(early.requeue_after, absl::Seconds(45));
+  EXPECT_TRUE(CheckDeadline(job, start + absl::Seconds(60)).due);
+}
+
+TEST(TimePolicyTest, TtlCountsFromCompletion) {
+  auto job = JobBuilder("d").Workers(1).Build();
+  job.spec.run_policy.ttl_seconds_after_finished = 30;
+  EXPECT_FALSE(CheckTtl(job, absl::Now()).due) << "not finished";
+  job.status.completion_time = absl::FromUnixSeconds(500);
+  EXPECT_EQ(CheckTtl(job, absl::FromUnixSeconds(510)).requeue_after, absl::Seconds(20));
+  EXPECT_TRUE(CheckTtl(job, absl::FromUnixSeconds(530)).due);
+}
+
+TEST(ConditionsTest, TransitionTimeMovesOnlyWhenStatusFlips) {
+  api::JobStatus s;
+  const absl::Time t0 = absl::FromUnixSeconds(100), t1 = absl::FromUnixSeconds(200);
+  SetCondition(&s, kRestarting, false, "x", "y", t0);
+  EXPECT_TRUE(s.conditions.empty()) << "a False condition that never held is not added";
+  SetCondition(&s, kCreated, true, "JobCreated", "m", t0);
+  SetCondition(&s, kRunning, true, "PodsRunning", "all running", t0);
+  SetCondition(&s, kRunning, true, "PodsRunning", "still running", t1);
+  EXPECT_EQ(FindCondition(s, kRunning)->last_transition_time, t0);
+  EXPECT_EQ(FindCondition(s, kRunning)->message, "still running");
+  SetCondition(&s, kRunning, false, "PodRestarting", "pod x exited", t1);
+  EXPECT_EQ(FindCondition(s, kRunning)->last_transition_time, t1);
+  EXPECT_EQ(CurrentState(s), "Created");
+}
+
+TEST(ConditionsTest, StateIsTheCurrentOneByPrecedence) {
+  api::JobStatus s;
+  const absl::Time t = absl::FromUnixSeconds(1);
+  EXPECT_EQ(CurrentState(s), "");
+  SetCondition(&s, kCreated, true, "", "", t);
+  EXPECT_EQ(CurrentState(s), "Created");
+  SetCondition(&s, kRunning, true, "", "", t);
+  EXPECT_EQ(CurrentState(s), "Running");
+  SetCondition(&s, kRestarting, true, "", "", t);
+  EXPECT_EQ(CurrentState(s), "Restarting");
+  SetCondition(&s, kSuspended, true, "", "", t);
+  EXPECT_EQ(CurrentState(s), "Suspended");
+  SetCondition(&s, kSucceeded, true, "", "", t);
+  EXPECT_EQ(CurrentState(s), "Succeeded");
+  EXPECT_TRUE(IsFinished(s));
+  SetCondition(&s, kFailed, true, "", "", t);
+  EXPECT_EQ(CurrentState(s), "Failed");
+}
+
+}  // namespace
+}  // namespace disttrain::controller

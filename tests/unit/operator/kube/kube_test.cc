@@ -1,0 +1,209 @@
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/kube/config.h"
+#include "operator/kube/errors.h"
+#include "operator/kube/rate_limiter.h"
+#include "operator/kube/resource.h"
+#include "operator/kube/rest_kube_client.h"
+
+namespace disttrain::kube {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct HttpCase {
+  int http;
+  std::string reason;
+  absl::StatusCode code;
+};
+
+TEST(ErrorsTest, MapsHttpCodesAndKeepsTheServersMessage) {
+  const HttpCase cases[] = {
+      {400, "BadRequest", absl::StatusCode::kInvalidArgument},
+      {401, "Unauthorized", absl::StatusCode::kUnauthenticated},
+      {403, "Forbidden", absl::StatusCode::kPermissionDenied},
+      {404, "NotFound", absl::StatusCode::kNotFound},
+      {409, "AlreadyExists", absl::StatusCode::kAlreadyExists},
+      {409, "Conflict", absl::StatusCode::kAborted},
+      {410, "Expired", absl::StatusCode::kOutOfRange},
+      {422, "Invalid", absl::StatusCode::kInvalidArgument},
+      {429, "TooManyRequests", absl::StatusCode::kResourceExhausted},
+      {500, "InternalError", absl::StatusCode::kInternal},
+      {503, "ServiceUnavailable", absl::StatusCode::kUnavailable},
+      {504, "Timeout", absl::StatusCode::kDeadlineExceeded},
+  };
+  for (const HttpCase& c : cases) {
+    std::string body = R"({"kind":"Status","reason":")" + c.reason + R"(","message":"pods \"x\" is bad"})";
+    absl::Status s = StatusFromHttp(c.http, body, "create pods ns/x");
+    EXPECT_EQ(s.code(), c.code) << c.http << " " << c.reason;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("create pods ns/x: pods \"x\" is bad"));
+    EXPECT_EQ(HttpCodeOf(s), c.http);
+    EXPECT_EQ(ReasonOf(s), c.reason);
+  }
+  EXPECT_TRUE(kube::IsAlreadyExists(StatusFromHttp(409, R"({"kind":"Status","reason":"AlreadyExists"})", "c")));
+  EXPECT_TRUE(kube::IsConflict(StatusFromHttp(409, R"({"kind":"Status","reason":"Conflict"})", "c")));
+  EXPECT_TRUE(kube::IsGone(StatusFromHttp(410, "{}", "w")));
+  EXPECT_TRUE(kube::IsRetryable(StatusFromHttp(429, "{}", "x")));
+  EXPECT_TRUE(kube::IsRetryable(StatusFromHttp(503, "{}", "x")));
+  EXPECT_FALSE(kube::IsRetryable(StatusFromHttp(403, "{}", "x")));
+  EXPECT_THAT(std::string(StatusFromHttp(502, "<html>bad gateway</html>", "get").message()),
+              HasSubstr("bad gateway"));
+}
+
+TEST(ErrorsTest, ParsesRetryAfterSeconds) {
+  EXPECT_EQ(ParseRetryAfter("3"), absl::Seconds(3));
+  EXPECT_EQ(ParseRetryAfter(""), std::nullopt);
+  EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT"), std::nullopt);
+}
+
+TEST(ResourceTest, BuildsApiPaths) {
+  EXPECT_EQ(kPods.Path("ns", "p", "status"), "/api/v1/namespaces/ns/pods/p/status");
+  EXPECT_EQ(kPods.Path(""), "/api/v1/pods");
+  EXPECT_EQ(kDistributedTrainings.Path("ml", "dist"), "/apis/disttrain.io/v1/namespaces/ml/distributedtrainings/dist");
+  EXPECT_EQ(kNamespaces.Path("ignored", "x"), "/api/v1/namespaces/x");
+}
+
+TEST(ListQueryTest, EncodesSelectorsAndWatchOptions) {
+  ListOptions o;
+  o.label_selector = "app.kubernetes.io/managed-by=disttrain-operator,a in (x,y)";
+  o.resource_version = "42";
+  o.timeout_seconds = 300;
+  std::string q = ListQuery(o, true);
+  EXPECT_THAT(q, HasSubstr("watch=true"));
+  EXPECT_THAT(q, HasSubstr("labelSelector=app.kubernetes.io%2Fmanaged-by%3Ddisttrain-operator%2Ca%20in%20%28x%2Cy%29"));
+  EXPECT_THAT(q, HasSubstr("resourceVersion=42"));
+  EXPECT_THAT(q, HasSubstr("allowWatchBookmarks=true"));
+  EXPECT_THAT(q, HasSubstr("timeoutSeconds=300"));
+  EXPECT_EQ(ListQuery(ListOptions{.allow_bookmarks = false}, false), "");
+}
+
+TEST(RateLimiterTest, AllowsABurstThenPacesAtQps) {
+  RateLimiter limiter(10, 3);
+  absl::Time t = absl::FromUnixSeconds(1000);
+  EXPECT_EQ(limiter.Reserve(t), absl::ZeroDuration());
+  EXPECT_EQ(limiter.Reserve(t), absl::ZeroDuration());
+  EXPECT_EQ(limiter.Reserve(t), absl::ZeroDuration());
+  EXPECT_EQ(limiter.Reserve(t), absl::Milliseconds(100));
+  EXPECT_EQ(limiter.Reserve(t), absl::Milliseconds(200));
+  EXPECT_EQ(limiter.Reserve(t + absl::Seconds(1)), absl::ZeroDuration());
+}
+
+class KubeconfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("kcfg-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::filesystem::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::filesystem::path dir_;
+};
+
+constexpr char kTwoContexts[] = R"(apiVersion: v1
+kind: Config
+current-context: a
+clusters:
+- name: ca
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority: ca.crt}
+- name: cb
+  cluster: {server: "https://b.example:443", certificate-authority-data: Q0EtQgo=}
+contexts:
+- name: a
+  context: {cluster: ca, user: ua, namespace: ml}
+- name: b
+  context: {cluster: cb, user: ub}
+users:
+- name: ua
+  user: {client-certificate: certs/admin.crt, client-key: certs/admin.key}
+- name: ub
+  user: {token: "s3cr3t-token\n"}
+)";
+
+TEST_F(KubeconfigTest, ReadsTheCurrentContextWithFilesRelativeToTheKubeconfig) {
+  Write("ca.crt", "CA-A");
+  std::filesystem::create_directories(dir_ / "certs");
+  Write("certs/admin.crt", "CERT");
+  Write("certs/admin.key", "KEY");
+  auto config = LoadKubeconfig(Write("config", kTwoContexts), "");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(config->ca_pem, "CA-A");
+  EXPECT_EQ(config->client_cert_pem, "CERT");
+  EXPECT_EQ(config->client_key_pem, "KEY");
+  EXPECT_EQ(config->namespace_name, "ml");
+  EXPECT_TRUE(config->bearer_token.empty());
+}
+
+TEST_F(KubeconfigTest, ReadsAnotherContextWithInlineDataAndAToken) {
+  auto config = LoadKubeconfig(Write("config", kTwoContexts), "b");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "https://b.example:443");
+  EXPECT_EQ(config->ca_pem, "CA-B\n");
+  EXPECT_EQ(config->bearer_token, "s3cr3t-token");
+}
+
+struct BadKubeconfig {
+  std::string name, text, message;
+};
+
+class BadKubeconfigTest : public KubeconfigTest, public ::testing::WithParamInterface<BadKubeconfig> {};
+
+TEST_P(BadKubeconfigTest, SaysWhatIsWrong) {
+  auto config = LoadKubeconfig(Write("config", GetParam().text), GetParam().name == "UnknownContext" ? "zzz" : "");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr(GetParam().message));
+  EXPECT_THAT(std::string(config.status().message()), ::testing::Not(HasSubstr("s3cr3t")));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadKubeconfigTest,
+    ::testing::Values(
+        BadKubeconfig{"NotYaml", "a: [1,", "invalid YAML"},
+        BadKubeconfig{"NotAMap", "- 1\n- 2\n", "expected a YAML map"},
+        BadKubeconfig{"NoContext", "apiVersion: v1\nkind: Config\n", "no context given and no current-context"},
+        BadKubeconfig{"UnknownContext", kTwoContexts, "no context named \"zzz\""},
+        BadKubeconfig{"HttpServer",
+                      "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+                      "clusters: [{name: c, cluster: {server: 'http://x:80'}}]\n",
+                      "is not https://"},
+        BadKubeconfig{"InsecureSkipVerify",
+                      "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+                      "clusters: [{name: c, cluster: {server: 'https://x', insecure-skip-tls-verify: true}}]\n",
+                      "insecure-skip-tls-verify is set"},
+        BadKubeconfig{"MissingCaFile",
+                      "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
+                      "clusters: [{name: c, cluster: {server: 'https://x', certificate-authority: /no/ca.crt}}]\n",
+                      "cannot read certificate-authority /no/ca.crt"},
+        BadKubeconfig{"CertWithoutKey",
+                      "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
+                      "clusters: [{name: c, cluster: {server: 'https://x'}}]\n"
+                      "users: [{name: u, user: {client-certificate-data: Q0VSVAo=, token: s3cr3t}}]\n",
+                      "must be given together"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST_F(KubeconfigTest, MissingFileIsNamed) {
+  auto config = LoadKubeconfig((dir_ / "nope").string(), "");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr("cannot read kubeconfig"));
+}
+
+TEST(RestKubeClientTest, RejectsCredentialsThatAreNotPem) {
+  RestConfig config;
+  config.server = "https://127.0.0.1:1";
+  config.ca_pem = "not a certificate";
+  auto client = RestKubeClient::Create(config);
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(std::string(client.status().message()), HasSubstr("the CA is not a valid PEM certificate"));
+}
+
+}  // namespace
+}  // namespace disttrain::kube

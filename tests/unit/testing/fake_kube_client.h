@@ -1,0 +1,91 @@
+// An in-memory KubeClient for unit tests: objects by resource/namespace/name, resourceVersions
+// from a counter, AlreadyExists/NotFound/Conflict like the API server, scripted watch streams,
+// and injectable errors. Thread-safe.
+#ifndef DISTTRAIN_TESTS_UNIT_TESTING_FAKE_KUBE_CLIENT_H_
+#define DISTTRAIN_TESTS_UNIT_TESTING_FAKE_KUBE_CLIENT_H_
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "operator/kube/kube_client.h"
+
+namespace disttrain::testing {
+
+class FakeWatchStream : public kube::WatchStream {
+ public:
+  FakeWatchStream(std::vector<kube::WatchEvent> events, absl::Status end)
+      : events_(events.begin(), events.end()), end_(std::move(end)) {}
+  bool Next(kube::WatchEvent* e) override {
+    absl::MutexLock lock(&mu_);
+    if (events_.empty()) {
+      status_ = end_;
+      return false;
+    }
+    *e = events_.front();
+    events_.pop_front();
+    return true;
+  }
+  void Cancel() override {}
+  absl::Status status() const override { return status_; }
+
+ private:
+  absl::Mutex mu_;
+  std::deque<kube::WatchEvent> events_;
+  absl::Status end_, status_;
+};
+
+class FakeKubeClient : public kube::KubeClient {
+ public:
+  struct Call {
+    std::string verb, resource, ns, name;
+  };
+
+  absl::StatusOr<nlohmann::json> Get(const kube::Resource& r, const std::string& ns,
+                                     const std::string& name) override;
+  absl::StatusOr<kube::ListResult> List(const kube::Resource& r, const std::string& ns,
+                                        const kube::ListOptions& options) override;
+  absl::StatusOr<nlohmann::json> Create(const kube::Resource& r, const std::string& ns,
+                                        const nlohmann::json& object) override;
+  absl::StatusOr<nlohmann::json> Update(const kube::Resource& r, const std::string& ns,
+                                        const nlohmann::json& object) override;
+  absl::StatusOr<nlohmann::json> UpdateStatus(const kube::Resource& r, const std::string& ns,
+                                              const nlohmann::json& object) override;
+  absl::StatusOr<nlohmann::json> Patch(const kube::Resource& r, const std::string& ns,
+                                       const std::string& name, kube::PatchType type,
+                                       const nlohmann::json& patch, const std::string& subresource) override;
+  absl::Status Delete(const kube::Resource& r, const std::string& ns, const std::string& name,
+                      const kube::DeleteOptions& options) override;
+  absl::StatusOr<std::unique_ptr<kube::WatchStream>> Watch(const kube::Resource& r, const std::string& ns,
+                                                           const kube::ListOptions& options) override;
+
+  // Queues what the next Watch() call returns (an error, or events then an end status).
+  void QueueWatch(absl::StatusOr<std::pair<std::vector<kube::WatchEvent>, absl::Status>> next);
+  // The next call of `verb` ("create", "delete", ...) fails with `error`.
+  void FailNext(const std::string& verb, absl::Status error);
+  void Put(const kube::Resource& r, nlohmann::json object);  // stores without a call record
+  std::vector<Call> calls() const;
+  std::vector<nlohmann::json> Objects(const kube::Resource& r) const;
+  int list_calls() const;
+
+ private:
+  static std::string Key(const kube::Resource& r, const std::string& ns, const std::string& name);
+  absl::Status Injected(const std::string& verb) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Record(const std::string& verb, const kube::Resource& r, const std::string& ns,
+              const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, nlohmann::json> objects_ ABSL_GUARDED_BY(mu_);
+  int64_t rv_ ABSL_GUARDED_BY(mu_) = 100;
+  int list_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<Call> calls_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::deque<absl::Status>> failures_ ABSL_GUARDED_BY(mu_);
+  std::deque<absl::StatusOr<std::pair<std::vector<kube::WatchEvent>, absl::Status>>> watches_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace disttrain::testing
+
+#endif  // DISTTRAIN_TESTS_UNIT_TESTING_FAKE_KUBE_CLIENT_H_
