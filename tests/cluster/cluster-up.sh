@@ -49,6 +49,17 @@ options:
   bindAddress: 127.0.0.1
   disableQPSLimits: true
   kubeAuthorization: true
+# One instance each: without leader election they survive an API-server restart (with it they
+# exit when they cannot renew their lease, and nothing here would restart them).
+componentsPatches:
+- name: kube-controller-manager
+  extraArgs:
+  - key: leader-elect
+    value: "false"
+- name: kube-scheduler
+  extraArgs:
+  - key: leader-elect
+    value: "false"
 ---
 YAML
 cat "$here/kwok/stages.yaml" >>"$config"

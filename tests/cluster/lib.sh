@@ -15,10 +15,12 @@ log() { echo "cluster: $*" >&2; }
 
 kubectl_q() { kubectl --kubeconfig "$KUBECONFIG_FILE" --request-timeout=5s "$@" >/dev/null 2>&1; }
 
-# component_running NAME: the component's recorded process is alive.
+# component_running NAME: the component's recorded process is alive (not a zombie).
 component_running() {
-  local pidfile="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/pids/$1.pid"
-  [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+  local pidfile="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/pids/$1.pid" pid
+  [[ -f $pidfile ]] || return 1
+  pid=$(cat "$pidfile")
+  [[ -r /proc/$pid/stat && $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]
 }
 
 # Up means: cluster-up.sh finished (it writes the ready marker last), every component's process is

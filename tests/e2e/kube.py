@@ -63,6 +63,10 @@ class Namespace:
 
     def __enter__(self):
         kubectl("create", "namespace", self.name)
+        # Pods are refused until kube-controller-manager has made the default service account.
+        wait_until(f"namespace {self.name} to have its default service account",
+                   lambda: kubectl("get", "serviceaccount", "default", "-n", self.name, check=False).returncode == 0,
+                   timeout=30)
         return self.name
 
     def __exit__(self, *exc):
