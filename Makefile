@@ -44,8 +44,9 @@ cluster-down: ## Stop the local control plane and every process it started.
 demo: build cluster-up ## Build, start the local cluster and run the main example job.
 	@scripts/demo.sh
 
-bench: build cluster-up ## Run the benchmarks (operator scale on the local cluster); prints JSON lines.
+bench: build cluster-up ## Run the benchmarks on the local cluster; each prints one JSON line.
 	@python3 bench/operator_scale.py 100
+	@python3 bench/informer_bench.py 5000
 
 format: ## Format the C++ sources with clang-format.
 	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i

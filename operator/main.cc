@@ -23,6 +23,7 @@
 #include "operator/api/labels.h"
 #include "operator/cli/render.h"
 #include "operator/controller/job_reconciler.h"
+#include "operator/controller/pod_projection.h"
 #include "operator/kube/config.h"
 #include "operator/kube/rest_kube_client.h"
 #include "operator/runtime/event_recorder.h"
@@ -152,7 +153,8 @@ int RunController(const std::vector<std::string>& args) {
   runtime::MetricsRegistry metrics;
   const std::string selector = absl::StrCat(api::kLabelManagedBy, "=", api::kManagedByValue);
   runtime::Informer jobs((*client).get(), {kube::kDistributedTrainings, f.namespace_name, ""});
-  runtime::Informer pods((*client).get(), {kube::kPods, f.namespace_name, selector});
+  runtime::Informer pods((*client).get(), {.resource = kube::kPods, .namespace_name = f.namespace_name,
+                                           .label_selector = selector, .transform = controller::ProjectPod});
   runtime::Informer services((*client).get(), {kube::kServices, f.namespace_name, selector});
   runtime::WorkQueue queue({.name = "distributedtraining"}, clock, &metrics);
   runtime::KubeEventRecorder recorder((*client).get(), "disttrain-operator", clock);

@@ -49,6 +49,7 @@ ObjectPtr Informer::Prepare(nlohmann::json object) const {
       if (meta["annotations"].empty()) meta.erase("annotations");
     }
   }
+  if (options_.transform) object = options_.transform(std::move(object));
   return std::make_shared<const nlohmann::json>(std::move(object));
 }
 

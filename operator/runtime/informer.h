@@ -32,6 +32,8 @@ struct InformerOptions {
   int64_t page_size = 500;
   // Drops what the operator never reads (managedFields, last-applied annotations) to save memory.
   bool strip_metadata = true;
+  // Applied to every object before it is cached (e.g. keep only the fields a reconciler reads).
+  std::function<nlohmann::json(nlohmann::json)> transform;
 };
 
 class Informer {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Registers the simulated nodes of the local cluster: DISTTRAIN_NODES (default 4) nodes with
-# 64 CPUs, 512 GiB, 8 nvidia.com/gpu and room for 1000 pods each, and waits until they are Ready.
+# 64 CPUs, 512 GiB, 8 nvidia.com/gpu and room for 3000 pods each, and waits until they are Ready.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,8 +24,8 @@ metadata:
     type: kwok
     nvidia.com/gpu.present: \"true\"
 status:
-  allocatable: {cpu: \"64\", memory: 512Gi, pods: \"1000\", nvidia.com/gpu: \"8\"}
-  capacity: {cpu: \"64\", memory: 512Gi, pods: \"1000\", nvidia.com/gpu: \"8\"}
+  allocatable: {cpu: \"64\", memory: 512Gi, pods: \"3000\", nvidia.com/gpu: \"8\"}
+  capacity: {cpu: \"64\", memory: 512Gi, pods: \"3000\", nvidia.com/gpu: \"8\"}
 ---"
 done
 kubectl --kubeconfig "$KUBECONFIG_FILE" apply -f - >/dev/null <<<"$manifest"

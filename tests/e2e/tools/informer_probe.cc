@@ -16,6 +16,7 @@
 #include "common/flags.h"
 #include "operator/kube/config.h"
 #include "operator/kube/rest_kube_client.h"
+#include "operator/controller/pod_projection.h"
 #include "operator/runtime/informer.h"
 
 namespace {
@@ -66,8 +67,9 @@ int main(int argc, char** argv) {
     std::cerr << client.status().message() << "\n";
     return 2;
   }
-  runtime::Informer informer((*client).get(),
-                             {resource == "services" ? kube::kServices : kube::kPods, ns, selector});
+  runtime::InformerOptions options{resource == "services" ? kube::kServices : kube::kPods, ns, selector};
+  if (resource == "pods") options.transform = controller::ProjectPod;  // as the operator caches them
+  runtime::Informer informer((*client).get(), options);
   informer.AddHandler({[](const runtime::ObjectPtr& o) { Print("add", o); },
                        [](const runtime::ObjectPtr&, const runtime::ObjectPtr& n) { Print("update", n); },
                        [](const runtime::ObjectPtr& o) { Print("delete", o); }});

@@ -4,6 +4,7 @@
 #include "operator/controller/conditions.h"
 #include "operator/controller/failure_policy.h"
 #include "operator/controller/job_policies.h"
+#include "operator/controller/pod_projection.h"
 #include "operator/controller/pod_state.h"
 #include "tests/unit/testing/job_builder.h"
 
@@ -75,6 +76,35 @@ TEST(PodStateTest, ReadsPhaseExitCodeReasonAndRestarts) {
   EXPECT_FALSE(s->ready);
   EXPECT_EQ(DescribeExit(*s), "pod d-worker-1 exited with code 137 (OOMKilled)");
   EXPECT_FALSE(ReadPodState(json::parse(R"({"metadata": {"name": "x"}})")).has_value());
+}
+
+TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
+  json pod = json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "d-ps-0", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+      "labels": {"disttrain.io/replica-type": "ps", "disttrain.io/replica-index": "0"},
+      "annotations": {"big": "x"}, "ownerReferences": [{"uid": "job", "controller": true}],
+      "deletionTimestamp": "2026-01-01T00:00:00Z"},
+    "spec": {"containers": [{"name": "tensorflow", "image": "i", "env": [{"name": "TF_CONFIG", "value": "{}"}]}],
+             "volumes": [{"name": "v"}]},
+    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
+      "containerStatuses": [{"name": "tensorflow", "restartCount": 3, "image": "i",
+        "state": {"running": {"startedAt": "t"}}, "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "t"}}}]}})");
+  json projected = ProjectPod(pod);
+  std::optional<PodState> full = ReadPodState(pod), small = ReadPodState(projected);
+  ASSERT_TRUE(full && small);
+  EXPECT_EQ(small->name, full->name);
+  EXPECT_EQ(small->uid, full->uid);
+  EXPECT_EQ(small->phase, full->phase);
+  EXPECT_EQ(small->terminating, full->terminating);
+  EXPECT_EQ(small->ready, full->ready);
+  EXPECT_EQ(small->exit_code, full->exit_code);
+  EXPECT_EQ(small->reason, full->reason);
+  EXPECT_EQ(small->restart_count, full->restart_count);
+  EXPECT_EQ(projected["metadata"]["ownerReferences"][0]["uid"], "job");
+  EXPECT_FALSE(projected["metadata"].contains("annotations"));
+  EXPECT_FALSE(projected["spec"].contains("volumes"));
+  EXPECT_FALSE(projected["spec"]["containers"][0].contains("env"));
+  EXPECT_LT(projected.dump().size(), pod.dump().size() / 2);
 }
 
 TEST(SuccessPolicyTest, ChiefDecidesWhenThereIsOne) {
