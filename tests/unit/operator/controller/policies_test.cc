@@ -104,7 +104,6 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
   EXPECT_FALSE(projected["metadata"].contains("annotations"));
   EXPECT_FALSE(projected["spec"].contains("volumes"));
   EXPECT_FALSE(projected["spec"]["containers"][0].contains("env"));
-  EXPECT_LT(projected.dump().size(), pod.dump().size() / 2);
 }
 
 TEST(SuccessPolicyTest, ChiefDecidesWhenThereIsOne) {
