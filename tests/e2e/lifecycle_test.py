@@ -236,6 +236,35 @@ class LifecycleTest(unittest.TestCase):
         pod = self.pods("gang")[0]
         self.assertEqual(pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"], "gang")
 
+    def test_gang_scheduling_creates_the_podgroup_before_the_pods(self):
+        # A stand-in for Volcano's PodGroup API: the operator only needs the resource to exist.
+        kubectl("apply", "-f", "-", input=json.dumps(VOLCANO_PODGROUP_CRD))
+        kubectl("wait", "--for=condition=Established", "crd/podgroups.scheduling.volcano.sh", "--timeout=60s")
+        self.addCleanup(kubectl, "delete", "crd", "podgroups.scheduling.volcano.sh", "--wait=true")
+        apply(job("gang2", run_policy={"schedulingPolicy": {"queue": "research", "priorityClass": "high"}},
+                  Chief=role(1, 0, 3), PS=role(2), Worker=role(2)), self.ns)
+        group = wait_until("the PodGroup", lambda: get_json("podgroups.scheduling.volcano.sh", "gang2", "-n", self.ns),
+                           timeout=30)
+        self.assertEqual(group["spec"]["minMember"], 5)
+        self.assertEqual(group["spec"]["queue"], "research")
+        self.assertEqual(group["metadata"]["ownerReferences"][0]["kind"], "DistributedTraining")
+        wait_until("the pods", lambda: len(self.pods("gang2")) == 5, timeout=30)
+        first_pod = min(p["metadata"]["creationTimestamp"] for p in self.pods("gang2"))
+        self.assertLessEqual(group["metadata"]["creationTimestamp"], first_pod)
+        self.wait_state("gang2", "Succeeded", timeout=30)
+        wait_until("the PodGroup to be deleted with the job finished", lambda: "NotFound" in kubectl(
+            "get", "podgroups.scheduling.volcano.sh", "gang2", "-n", self.ns, check=False).stderr, timeout=30)
+
+
+VOLCANO_PODGROUP_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "podgroups.scheduling.volcano.sh"},
+    "spec": {"group": "scheduling.volcano.sh", "scope": "Namespaced",
+             "names": {"kind": "PodGroup", "plural": "podgroups", "singular": "podgroup"},
+             "versions": [{"name": "v1beta1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
 
 if __name__ == "__main__":
     unittest.main()
