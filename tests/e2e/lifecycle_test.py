@@ -241,7 +241,7 @@ class LifecycleTest(unittest.TestCase):
         kubectl("apply", "-f", "-", input=json.dumps(VOLCANO_PODGROUP_CRD))
         kubectl("wait", "--for=condition=Established", "crd/podgroups.scheduling.volcano.sh", "--timeout=60s")
         self.addCleanup(kubectl, "delete", "crd", "podgroups.scheduling.volcano.sh", "--wait=true")
-        apply(job("gang2", run_policy={"schedulingPolicy": {"queue": "research", "priorityClass": "high"}},
+        apply(job("gang2", run_policy={"schedulingPolicy": {"queue": "research"}},
                   Chief=role(1, 0, 3), PS=role(2), Worker=role(2)), self.ns)
         group = wait_until("the PodGroup", lambda: get_json("podgroups.scheduling.volcano.sh", "gang2", "-n", self.ns),
                            timeout=30)
