@@ -1,39 +1,103 @@
-// disttrain-trainer: the parameter-server training runtime.
+// disttrain-trainer: the parameter-server training runtime. One binary plays every role that
+// TF_CONFIG names (ps, chief/master, worker, evaluator); `local` runs a whole cluster here.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/flags.h"
+#include "common/log.h"
+#include "common/tf_config.h"
 #include "common/version.h"
+#include "trainer/cluster_spec.h"
+#include "trainer/launcher/local_launcher.h"
+#include "trainer/options.h"
+#include "trainer/roles.h"
 
 namespace {
 
+using namespace disttrain;           // NOLINT: main wires the pieces together
+using namespace disttrain::trainer;  // NOLINT
+
 constexpr char kUsage[] =
     "disttrain-trainer [flags]\n"
+    "       disttrain-trainer local --ps N --workers M [--chief] [--evaluator] -- [flags]\n"
     "\n"
-    "Plays the role TF_CONFIG names: parameter server, chief, worker or evaluator.";
+    "Plays the role TF_CONFIG names: parameter server, chief, worker or evaluator.\n"
+    "Exit codes: 0 done; 1 internal error; 2 invalid configuration (TF_CONFIG or flags,\n"
+    "permanent); 138 transient failure such as parameter servers unreachable past\n"
+    "--retry-seconds (retry it); 143 stopped by SIGTERM (a parameter server exits 0).";
 
 int Run(const std::vector<std::string>& args) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  TrainerOptions options;
   bool version = false;
-  disttrain::FlagSet flags(kUsage);
+  FlagSet flags(kUsage);
+  RegisterFlags(&flags, &options);
   flags.Bool("version", &version, "Print the version and exit.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
+  if (rest.ok() && !rest->empty()) rest = absl::InvalidArgumentError("unexpected argument \"" + rest->front() + "\"");
   if (!rest.ok()) {
     std::cerr << "disttrain-trainer: " << rest.status().message() << "\n";
-    return disttrain::kExitUsage;
+    return kExitUsage;
   }
   if (flags.help_requested()) {
     std::cout << flags.Help();
-    return disttrain::kExitOk;
+    return kExitOk;
   }
   if (version) {
-    std::cout << "disttrain-trainer " << disttrain::Version() << "\n";
-    return disttrain::kExitOk;
+    std::cout << "disttrain-trainer " << Version() << "\n";
+    return kExitOk;
   }
-  std::cerr << "disttrain-trainer: training is not built yet; see --help\n";
-  return disttrain::kExitFailure;
+  if (absl::Status s = ValidateOptions(options); !s.ok()) {
+    std::cerr << "disttrain-trainer: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  const char* env = std::getenv("TF_CONFIG");
+  if (env == nullptr || *env == '\0') {
+    std::cerr << "disttrain-trainer: TF_CONFIG is not set; it names this task's role and its peers "
+                 "(the operator sets it; `disttrain-trainer local` runs a cluster here)\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<TfConfig> config = ParseTfConfig(env);
+  absl::StatusOr<ClusterSpec> spec = config.ok() ? MakeClusterSpec(*config) : config.status();
+  if (!spec.ok()) {
+    std::cerr << "disttrain-trainer: " << spec.status().message() << "\n";
+    return kExitUsage;
+  }
+
+  std::atomic<bool> stop{false};
+  std::thread([signals, &stop] {
+    int sig;
+    sigwait(&signals, &sig);
+    stop = true;
+  }).detach();
+
+  LogInfo("starting", {{"task", spec->TaskName()}, {"role", RoleName(spec->role)}, {"mode", options.mode},
+                       {"model", options.model}, {"version", Version()}});
+  switch (spec->role) {
+    case Role::kPs: return RunParameterServer(*spec, options, stop);
+    case Role::kEvaluator: return RunEvaluator(*spec, options, stop);
+    case Role::kChief:
+    case Role::kWorker: return RunReplica(*spec, options, stop);
+  }
+  return kExitFailure;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) { return Run(std::vector<std::string>(argv + 1, argv + argc)); }
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "local") return disttrain::trainer::RunLocalCluster({args.begin() + 1, args.end()});
+  return Run(args);
+}

@@ -1,0 +1,302 @@
+#include "trainer/launcher/local_launcher.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/flags.h"
+#include "common/log.h"
+#include "common/tf_config.h"
+#include "nlohmann/json.hpp"
+#include "trainer/options.h"
+
+namespace disttrain::trainer {
+namespace {
+
+constexpr char kUsage[] =
+    "disttrain-trainer local --ps N --workers M [--chief] [--evaluator] -- <trainer flags>\n"
+    "\n"
+    "Runs a whole training cluster on this machine (see disttrain-trainer --help for the\n"
+    "trainer flags). The last stdout line is a JSON summary; the exit code is the chief's.";
+
+struct Task {
+  std::string type;
+  int index = 0;
+  std::string name;
+  pid_t pid = -1;
+  int restarts = 0;
+  bool finished = false;
+  int exit_code = -1;
+  std::vector<std::thread> readers;
+};
+
+std::mutex g_out_mu;
+std::atomic<bool> g_stop{false};
+
+// Ports that are free now; the sockets stay open until all are picked so none repeats.
+std::vector<int> FreePorts(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ports.push_back(ntohs(addr.sin_port));
+    fds.push_back(fd);
+  }
+  for (int fd : fds) close(fd);
+  return ports;
+}
+
+class Launcher {
+ public:
+  Launcher(TfConfig cluster, std::vector<std::string> trainer_args, int max_restarts)
+      : cluster_(std::move(cluster)), args_(std::move(trainer_args)), max_restarts_(max_restarts) {}
+
+  int Run();
+
+ private:
+  void Start(Task& t);
+  void Reap(Task& t, int status);
+  void Read(int fd, std::string prefix, bool is_stdout);
+  void StopAll(const std::string& type);
+
+  TfConfig cluster_;
+  std::vector<std::string> args_;
+  const int max_restarts_;
+  std::vector<Task> tasks_;
+  std::mutex events_mu_;
+  nlohmann::json last_eval_, chief_done_;
+  bool chief_finished_ = false;
+};
+
+void Launcher::Read(int fd, std::string prefix, bool is_stdout) {
+  FILE* f = fdopen(fd, "r");
+  char* line = nullptr;
+  size_t cap = 0;
+  ssize_t n;
+  while ((n = getline(&line, &cap, f)) > 0) {
+    std::string text(line, n);
+    if (is_stdout && !text.empty() && text[0] == '{') {
+      nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+      if (j.is_object()) {
+        std::lock_guard<std::mutex> lock(events_mu_);
+        if (j.value("event", "") == "eval") last_eval_ = j;
+        if (j.value("event", "") == "done") chief_done_ = j;
+      }
+    }
+    std::lock_guard<std::mutex> lock(g_out_mu);
+    std::string out = prefix + text;
+    std::fwrite(out.data(), 1, out.size(), is_stdout ? stdout : stderr);
+    std::fflush(is_stdout ? stdout : stderr);
+  }
+  free(line);
+  fclose(f);
+}
+
+void Launcher::Start(Task& t) {
+  TfConfig config = cluster_;
+  config.task_type = t.type;
+  config.task_index = t.index;
+  const std::string tf_config = SerializeTfConfig(config);
+  int out[2], err[2];
+  if (pipe(out) != 0 || pipe(err) != 0) {
+    LogError("pipe failed");
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close(out[0]);
+    close(err[0]);
+    setenv("TF_CONFIG", tf_config.c_str(), 1);
+    std::vector<char*> argv;
+    std::string self = "/proc/self/exe";
+    argv.push_back(self.data());
+    for (std::string& a : args_) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  t.pid = pid;
+  t.finished = false;
+  const std::string prefix = absl::StrCat("[", t.name, "] ");
+  t.readers.emplace_back([this, fd = out[0], prefix] { Read(fd, prefix, true); });
+  t.readers.emplace_back([this, fd = err[0], prefix] { Read(fd, prefix, false); });
+  LogInfo("started task", {{"task", t.name}, {"pid", absl::StrCat(pid)}, {"restarts", absl::StrCat(t.restarts)}});
+}
+
+void Launcher::StopAll(const std::string& type) {
+  for (Task& t : tasks_) {
+    if ((type.empty() || t.type == type) && !t.finished && t.pid > 0) kill(t.pid, SIGTERM);
+  }
+}
+
+void Launcher::Reap(Task& t, int status) {
+  t.finished = true;
+  t.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  LogInfo("task exited", {{"task", t.name}, {"exit_code", absl::StrCat(t.exit_code)}});
+  if (g_stop) return;
+  const bool retryable = t.exit_code >= 128;
+  const bool restart = t.type == "ps" ? true : (retryable && t.type != "evaluator");
+  if (restart && t.restarts < max_restarts_ && !(t.type == "ps" && chief_finished_)) {
+    ++t.restarts;
+    LogInfo("restarting task", {{"task", t.name}, {"restart", absl::StrCat(t.restarts)}});
+    Start(t);
+  }
+}
+
+int Launcher::Run() {
+  const absl::Time start = absl::Now();
+  for (const auto& [type, hosts] : cluster_.cluster) {
+    for (int i = 0; i < static_cast<int>(hosts.size()); ++i) {
+      Task t;
+      t.type = type;
+      t.index = i;
+      t.name = absl::StrCat(type, "-", i);
+      tasks_.push_back(std::move(t));
+    }
+  }
+  // Parameter servers first, so replicas find them listening.
+  for (Task& t : tasks_) if (t.type == "ps") Start(t);
+  for (Task& t : tasks_) if (t.type != "ps") Start(t);
+
+  const std::string chief_type = cluster_.cluster.count("chief") ? "chief" : "worker";
+  Task* chief = nullptr;
+  for (Task& t : tasks_) if (t.type == chief_type && t.index == 0) chief = &t;
+  int chief_code = -1;
+  absl::Time chief_end = absl::InfiniteFuture();
+  while (true) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (Task& t : tasks_) {
+        if (t.pid == pid && !t.finished) {
+          Reap(t, status);
+          if (&t == chief && t.finished) {
+            chief_code = t.exit_code;
+            chief_finished_ = true;
+            chief_end = absl::Now();
+            StopAll("ps");      // parameter servers never outlive the chief
+            StopAll("worker");
+          }
+        }
+      }
+      continue;
+    }
+    if (g_stop) {
+      StopAll("");
+      g_stop = false;
+      chief_code = 143;
+      chief_finished_ = true;
+      chief_end = absl::Now();
+    }
+    bool all_done = true;
+    for (Task& t : tasks_) all_done = all_done && t.finished;
+    if (all_done) break;
+    // The evaluator gets time to evaluate the final checkpoint, then it is stopped too.
+    if (chief_finished_ && absl::Now() - chief_end > absl::Seconds(60)) StopAll("evaluator");
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  for (Task& t : tasks_) {
+    for (std::thread& r : t.readers) r.join();
+  }
+  nlohmann::json summary = {{"event", "summary"}, {"exit_code", chief_code},
+                            {"seconds", absl::ToDoubleSeconds(absl::Now() - start)}};
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    const nlohmann::json& source = !last_eval_.is_null() ? last_eval_ : chief_done_;
+    summary["global_step"] = source.is_null() ? nlohmann::json(nullptr) : source.value("global_step", nlohmann::json(nullptr));
+    summary["accuracy"] = last_eval_.is_null() ? nlohmann::json(nullptr) : last_eval_["accuracy"];
+    summary["loss"] = source.is_null() ? nlohmann::json(nullptr) : source.value("loss", nlohmann::json(nullptr));
+  }
+  std::lock_guard<std::mutex> lock(g_out_mu);
+  std::cout << summary.dump() << std::endl;
+  return chief_code < 0 ? kExitFailure : chief_code;
+}
+
+}  // namespace
+
+int RunLocalCluster(const std::vector<std::string>& args) {
+  int64_t ps = 1, workers = 1, max_restarts = 10;
+  bool chief = false, evaluator = false;
+  FlagSet flags(kUsage);
+  flags.Int("ps", &ps, "Parameter servers.");
+  flags.Int("workers", &workers, "Workers (besides the chief).");
+  flags.Bool("chief", &chief, "Run a chief task (else worker 0 is the chief).");
+  flags.Bool("evaluator", &evaluator, "Run an evaluator task.");
+  flags.Int("max-restarts", &max_restarts, "Restarts allowed per task.");
+  absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
+  if (!rest.ok()) {
+    std::cerr << "disttrain-trainer local: " << rest.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (flags.help_requested()) {
+    std::cout << flags.Help();
+    return kExitOk;
+  }
+  if (ps < 1 || workers < 0 || (workers == 0 && !chief)) {
+    std::cerr << "disttrain-trainer local: need --ps >= 1 and a chief or at least one worker\n";
+    return kExitUsage;
+  }
+  // Check the trainer flags once here, so a typo fails fast instead of in every task.
+  TrainerOptions options;
+  FlagSet trainer_flags("disttrain-trainer");
+  RegisterFlags(&trainer_flags, &options);
+  absl::StatusOr<std::vector<std::string>> positional = trainer_flags.Parse(*rest);
+  absl::Status valid = positional.ok() ? ValidateOptions(options) : positional.status();
+  if (valid.ok() && !positional->empty()) valid = absl::InvalidArgumentError("unexpected argument " + positional->front());
+  if (!valid.ok()) {
+    std::cerr << "disttrain-trainer local: " << valid.message() << "\n";
+    return kExitUsage;
+  }
+
+  const int total = static_cast<int>(ps + workers + (chief ? 1 : 0) + (evaluator ? 1 : 0));
+  std::vector<int> ports = FreePorts(total);
+  TfConfig cluster;
+  size_t p = 0;
+  auto hosts = [&](const char* type, int n) {
+    for (int i = 0; i < n; ++i) cluster.cluster[type].push_back(absl::StrCat("127.0.0.1:", ports[p++]));
+  };
+  hosts("ps", static_cast<int>(ps));
+  if (chief) hosts("chief", 1);
+  if (workers > 0) hosts("worker", static_cast<int>(workers));
+  if (evaluator) hosts("evaluator", 1);
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread([signals] {
+    int sig;
+    sigwait(&signals, &sig);
+    g_stop = true;
+  }).detach();
+
+  Launcher launcher(cluster, *rest, static_cast<int>(max_restarts));
+  return launcher.Run();
+}
+
+}  // namespace disttrain::trainer

@@ -1,0 +1,18 @@
+// `disttrain-trainer local`: a whole cluster on this machine, as the operator would run it on
+// Kubernetes. Free loopback ports, one TF_CONFIG per task, output prefixed with the task name,
+// tasks restarted as the operator would (parameter servers always; others on a retryable exit
+// code >= 128), parameter servers stopped once the chief finishes, and as the last stdout line a
+// JSON summary. Returns the chief's exit code.
+#ifndef DISTTRAIN_TRAINER_LAUNCHER_LOCAL_LAUNCHER_H_
+#define DISTTRAIN_TRAINER_LAUNCHER_LOCAL_LAUNCHER_H_
+
+#include <string>
+#include <vector>
+
+namespace disttrain::trainer {
+
+int RunLocalCluster(const std::vector<std::string>& args);
+
+}  // namespace disttrain::trainer
+
+#endif  // DISTTRAIN_TRAINER_LAUNCHER_LOCAL_LAUNCHER_H_

@@ -1,0 +1,58 @@
+// A trainable model: named float32 variables, seeded initial values, loss and gradients for a
+// batch, and evaluation. Implementations are stateless and thread-safe.
+#ifndef DISTTRAIN_TRAINER_MODELS_MODEL_H_
+#define DISTTRAIN_TRAINER_MODELS_MODEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace disttrain::trainer {
+
+struct VariableSpec {
+  std::string name;
+  size_t size = 0;
+};
+
+// Values of every variable, in Variables() order.
+using Params = std::vector<std::vector<float>>;
+
+// A batch of examples: `n` rows of `dim` features, and their labels.
+struct Batch {
+  const float* x = nullptr;
+  const int32_t* y = nullptr;
+  int n = 0;
+  int dim = 0;
+};
+
+struct EvalResult {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<VariableSpec> Variables() const = 0;
+  virtual Params Initialize(uint64_t seed) const = 0;
+  // Mean loss over the batch; `grads` gets d(loss)/d(variable), shaped like `params`.
+  virtual float LossAndGradient(const Params& params, const Batch& batch, Params* grads) const = 0;
+  // Loss and accuracy over a batch (accuracy 0 for models without classes).
+  virtual EvalResult Evaluate(const Params& params, const Batch& batch) const = 0;
+  // True when the model learns from data (the toy problem has none).
+  virtual bool needs_data() const { return true; }
+};
+
+// "toy", "softmax" or "mlp" (with `hidden` units). InvalidArgument for anything else.
+absl::StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name, int input_dim, int classes,
+                                                 int hidden);
+
+Params ZerosLike(const Params& params);
+
+}  // namespace disttrain::trainer
+
+#endif  // DISTTRAIN_TRAINER_MODELS_MODEL_H_

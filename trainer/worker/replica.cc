@@ -1,0 +1,209 @@
+// The training loop of the chief and the workers (see roles.h).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/flags.h"
+#include "common/log.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/events.h"
+#include "trainer/roles.h"
+#include "trainer/setup.h"
+#include "trainer/worker/ps_client.h"
+
+namespace disttrain::trainer {
+namespace {
+
+bool SameVariables(const std::vector<VariableSpec>& a, const std::vector<VariableSpec>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || a[i].size != b[i].size) return false;
+  }
+  return true;
+}
+
+class Replica {
+ public:
+  Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup)
+      : spec_(spec), o_(o), setup_(std::move(setup)), chief_(spec.role == Role::kChief),
+        sync_(o.mode == "sync"), variables_(setup_.model->Variables()),
+        client_(spec.ps, variables_, PlanShards(variables_, static_cast<int>(spec.ps.size())), spec.TaskName()) {
+    if (setup_.model->needs_data()) {
+      shard_ = ShardOf(setup_.data, spec.replica_rank, spec.num_replicas());
+      batches_ = std::make_unique<BatchIterator>(&shard_, static_cast<int>(o.batch_size),
+                                                 static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank);
+    }
+  }
+
+  int Run(const std::atomic<bool>& stop);
+
+ private:
+  // Handles an unreachable or failing peer; false once the retry budget is spent.
+  bool Tolerate(const absl::Status& s);
+  absl::Status InitializeOrRestore();
+  void SaveCheckpoint(int64_t step, const Params& params);
+  int Finish();
+
+  const ClusterSpec& spec_;
+  const TrainerOptions& o_;
+  Setup setup_;
+  const bool chief_;
+  const bool sync_;
+  const std::vector<VariableSpec> variables_;
+  PsClient client_;
+  Dataset shard_;
+  std::unique_ptr<BatchIterator> batches_;
+  absl::Time failing_since_ = absl::InfiniteFuture();
+  int64_t last_checkpoint_ = -1;
+  bool usage_error_ = false;
+};
+
+bool Replica::Tolerate(const absl::Status& s) {
+  const absl::Time now = absl::Now();
+  if (failing_since_ == absl::InfiniteFuture()) {
+    failing_since_ = now;
+    LogWarning("lost a parameter server; retrying", {{"task", spec_.TaskName()}, {"error", s.ToString()}});
+  }
+  if (now - failing_since_ > absl::Seconds(o_.retry_seconds)) {
+    LogError("parameter servers unreachable past the retry budget",
+             {{"task", spec_.TaskName()}, {"retry_seconds", absl::StrCat(o_.retry_seconds)}, {"error", s.ToString()}});
+    return false;
+  }
+  absl::SleepFor(absl::Milliseconds(200));
+  return true;
+}
+
+absl::Status Replica::InitializeOrRestore() {
+  std::vector<std::string> skipped;
+  absl::StatusOr<Checkpoint> ckpt = LatestCheckpoint(o_.model_dir, &skipped);
+  for (const std::string& s : skipped) LogWarning("skipping a corrupt checkpoint", {{"error", s}});
+  if (ckpt.ok()) {
+    if (!SameVariables(ckpt->variables, variables_)) {
+      usage_error_ = true;
+      return absl::FailedPreconditionError(absl::StrCat(ckpt->path, " holds another model's variables"));
+    }
+    if (absl::Status s = client_.InitAll(ckpt->values, ckpt->global_step); !s.ok()) return s;
+    last_checkpoint_ = ckpt->global_step;
+    LogInfo("restored the parameter servers from a checkpoint",
+            {{"path", ckpt->path}, {"global_step", absl::StrCat(ckpt->global_step)}});
+    EmitEvent({{"event", "restore"}, {"task", spec_.TaskName()}, {"global_step", ckpt->global_step}});
+    return absl::OkStatus();
+  }
+  if (absl::Status s = client_.InitAll(setup_.model->Initialize(static_cast<uint64_t>(o_.seed)), 0); !s.ok()) return s;
+  LogInfo("initialised the parameter servers", {{"seed", absl::StrCat(o_.seed)}, {"ps", absl::StrCat(spec_.ps.size())}});
+  return absl::OkStatus();
+}
+
+void Replica::SaveCheckpoint(int64_t step, const Params& params) {
+  absl::Status s = WriteCheckpoint(o_.model_dir, step, variables_, params, static_cast<int>(o_.keep_checkpoints));
+  if (!s.ok()) {
+    LogWarning("checkpoint failed", {{"error", s.ToString()}});
+    return;
+  }
+  last_checkpoint_ = step;
+  LogInfo("saved a checkpoint", {{"global_step", absl::StrCat(step)}, {"dir", o_.model_dir}});
+  EmitEvent({{"event", "checkpoint"}, {"global_step", step}});
+}
+
+int Replica::Run(const std::atomic<bool>& stop) {
+  Params params, grads;
+  int64_t step = 0;        // the step this replica computes next
+  bool have_step = false;
+  while (!stop) {
+    absl::StatusOr<std::vector<PsState>> states = client_.DescribeAll();
+    if (!states.ok()) {
+      if (!Tolerate(states.status())) return kExitTransient;
+      continue;
+    }
+    if (failing_since_ != absl::InfiniteFuture()) {
+      LogInfo("parameter servers are back", {{"task", spec_.TaskName()}});
+      failing_since_ = absl::InfiniteFuture();
+    }
+    const bool initialized = std::all_of(states->begin(), states->end(), [](const PsState& s) { return s.initialized; });
+    if (!initialized) {
+      if (chief_) {
+        absl::Status s = InitializeOrRestore();
+        if (usage_error_) {
+          LogError(s.message());
+          return kExitUsage;
+        }
+        if (!s.ok() && !Tolerate(s)) return kExitTransient;
+      } else {
+        absl::SleepFor(absl::Milliseconds(100));  // the chief initialises them
+      }
+      have_step = false;
+      continue;
+    }
+    const int64_t global = (*states)[0].global_step;
+    if (global >= o_.steps) break;
+    if (!have_step || global < step - 1) step = global;  // fresh start, or restored from a checkpoint
+
+    absl::StatusOr<int64_t> pulled = client_.PullAll(sync_ ? step : 0, absl::Seconds(2), &params);
+    if (!pulled.ok()) {
+      if (pulled.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(pulled.status())) {
+        return kExitTransient;
+      }
+      continue;
+    }
+    if (sync_ && *pulled < step) continue;  // still waiting for the step's aggregate
+    step = *pulled;
+    if (step >= o_.steps) break;
+    if (chief_ && step % o_.checkpoint_steps == 0 && step > last_checkpoint_) SaveCheckpoint(step, params);
+
+    Batch batch = batches_ ? batches_->Next() : Batch{};
+    const float loss = setup_.model->LossAndGradient(params, batch, &grads);
+    absl::StatusOr<v1::PushResponse> pushed = client_.PushAll(step, grads);
+    if (!pushed.ok()) {
+      if (pushed.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(pushed.status())) {
+        return kExitTransient;
+      }
+      continue;
+    }
+    if (o_.log_every > 0 && step % o_.log_every == 0) {
+      EmitEvent({{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
+    }
+    step = sync_ ? (pushed->dropped() ? pushed->global_step() : step + 1) : pushed->global_step();
+    have_step = true;
+  }
+  if (stop) {
+    LogInfo("stopping on SIGTERM", {{"task", spec_.TaskName()}});
+    return 143;  // 128 + SIGTERM, as a process killed by it reports
+  }
+  return chief_ ? Finish() : kExitOk;
+}
+
+int Replica::Finish() {
+  Params params;
+  absl::StatusOr<int64_t> pulled = client_.PullAll(0, absl::ZeroDuration(), &params);
+  if (!pulled.ok()) {
+    LogError("cannot read the final variables", {{"error", pulled.status().ToString()}});
+    return kExitTransient;
+  }
+  if (*pulled > last_checkpoint_) SaveCheckpoint(*pulled, params);
+  EvalResult r;
+  if (setup_.model->needs_data()) {
+    r = setup_.model->Evaluate(params, shard_.Rows(0, std::min(shard_.n, 2000)));
+  } else {
+    r = setup_.model->Evaluate(params, Batch{});
+  }
+  nlohmann::json done = {{"event", "done"}, {"task", spec_.TaskName()}, {"global_step", *pulled}, {"loss", r.loss}};
+  if (setup_.model->needs_data()) done["train_accuracy"] = r.accuracy;
+  if (!setup_.model->needs_data()) done["variables"] = params;
+  EmitEvent(done);
+  LogInfo("training finished", {{"global_step", absl::StrCat(*pulled)}, {"loss", absl::StrCat(r.loss)}});
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atomic<bool>& stop) {
+  absl::StatusOr<Setup> setup = BuildSetup(o, "train");
+  if (!setup.ok()) {
+    LogError("cannot set up training", {{"error", setup.status().ToString()}});
+    return kExitUsage;
+  }
+  Replica replica(spec, o, *std::move(setup));
+  return replica.Run(stop);
+}
+
+}  // namespace disttrain::trainer
