@@ -1,0 +1,183 @@
+#include <zlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "trainer/checkpoint/checkpoint.h"
+#include "trainer/cluster_spec.h"
+#include "trainer/data/dataset.h"
+#include "trainer/models/model.h"
+#include "trainer/ps/shard_plan.h"
+#include "trainer/ps/update_rule.h"
+
+namespace disttrain::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(ShardPlanTest, BalancesBytesAndSplitsLargeVariables) {
+  std::vector<VariableSpec> vars = {{"big", 1000}, {"mid", 300}, {"small", 10}, {"tiny", 2}};
+  std::vector<Shard> plan = PlanShards(vars, 3);
+  std::vector<size_t> load = ElementsPerPs(plan, 3);
+  EXPECT_EQ(std::accumulate(load.begin(), load.end(), size_t{0}), 1312u);
+  for (size_t l : load) EXPECT_LE(l, 1312u / 3 + 300) << "no server holds far more than its share";
+  // Every element of every variable is in exactly one shard.
+  for (int v = 0; v < 4; ++v) {
+    std::vector<int> covered(vars[v].size, 0);
+    for (const Shard& s : plan) {
+      if (s.variable != v) continue;
+      for (size_t i = 0; i < s.size; ++i) ++covered[s.offset + i];
+    }
+    EXPECT_THAT(covered, ::testing::Each(1)) << vars[v].name;
+  }
+  int big_parts = 0;
+  for (const Shard& s : plan) big_parts += s.variable == 0;
+  EXPECT_GE(big_parts, 3) << "a variable larger than a server's share is split";
+  EXPECT_EQ(PlanShards(vars, 3)[1].ps, plan[1].ps) << "deterministic";
+}
+
+std::map<std::string, std::vector<float>> Grad(float v) { return {{"w/0", {v, v}}}; }
+
+TEST(UpdateRuleTest, AsyncAppliesEveryPushAtOnce) {
+  ShardTable t{{{"w/0", {1, 1}}}, 0};
+  auto rule = MakeAsyncSgd(0.5f);
+  rule->Push(0, Grad(2), &t);
+  rule->Push(0, Grad(2), &t);  // a stale step is still applied
+  EXPECT_EQ(t.values["w/0"], (std::vector<float>{-1, -1}));
+  EXPECT_EQ(t.global_step, 2);
+}
+
+TEST(UpdateRuleTest, SyncAveragesReplicasToAggregateAndDropsStaleGradients) {
+  ShardTable t{{{"w/0", {1, 1}}}, 0};
+  auto rule = MakeSyncSgd(0.5f, 2);
+  EXPECT_FALSE(rule->Push(0, Grad(2), &t).dropped);
+  EXPECT_EQ(t.global_step, 0) << "waits for the second gradient";
+  EXPECT_FALSE(rule->Push(0, Grad(4), &t).dropped);
+  EXPECT_EQ(t.global_step, 1);
+  EXPECT_EQ(t.values["w/0"], (std::vector<float>{-0.5f, -0.5f}));  // 1 - 0.5 * (2 + 4) / 2
+  EXPECT_TRUE(rule->Push(0, Grad(100), &t).dropped) << "a backup worker's late gradient";
+  EXPECT_EQ(t.values["w/0"], (std::vector<float>{-0.5f, -0.5f}));
+}
+
+TEST(UpdateRuleTest, RejectsUnknownModes) {
+  UpdateRuleOptions o;
+  o.mode = "hogwild2";
+  EXPECT_FALSE(MakeUpdateRule(o).ok());
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = (fs::temp_directory_path() / ("ckpt-" + std::to_string(::getpid()))).string(); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+  std::vector<VariableSpec> vars_ = {{"a", 3}, {"b", 1}};
+};
+
+TEST_F(CheckpointTest, RoundTripsAndKeepsTheLastK) {
+  for (int step : {10, 20, 30, 40}) {
+    ASSERT_TRUE(WriteCheckpoint(dir_, step, vars_, {{1, 2, float(step)}, {4}}, 3).ok());
+  }
+  EXPECT_THAT(CheckpointSteps(dir_), ::testing::ElementsAre(40, 30, 20));
+  auto c = LatestCheckpoint(dir_);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->global_step, 40);
+  EXPECT_EQ(c->values[0], (std::vector<float>{1, 2, 40}));
+  EXPECT_EQ(c->variables[1].name, "b");
+}
+
+TEST_F(CheckpointTest, ACorruptCheckpointIsDetectedAndThePreviousOneUsed) {
+  ASSERT_TRUE(WriteCheckpoint(dir_, 10, vars_, {{1, 2, 3}, {4}}, 5).ok());
+  ASSERT_TRUE(WriteCheckpoint(dir_, 20, vars_, {{5, 6, 7}, {8}}, 5).ok());
+  {
+    std::fstream f(fs::path(dir_) / "ckpt-20.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(30);
+    f.put('\x7f');
+  }
+  std::vector<std::string> skipped;
+  auto c = LatestCheckpoint(dir_, &skipped);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->global_step, 10);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_THAT(skipped[0], HasSubstr("checksum mismatch"));
+}
+
+TEST(ModelTest, MlpGradientsMatchFiniteDifferences) {
+  auto model = MakeModel("mlp", 6, 3, 4);
+  ASSERT_TRUE(model.ok());
+  Params p = (*model)->Initialize(7);
+  std::vector<float> x = {0.1f, 0.9f, 0.f, 0.5f, 0.3f, 0.7f, 0.2f, 0.f, 0.8f, 0.4f, 0.6f, 0.1f};
+  std::vector<int32_t> y = {2, 0};
+  Batch b{x.data(), y.data(), 2, 6};
+  Params g;
+  (*model)->LossAndGradient(p, b, &g);
+  const float eps = 1e-3f;
+  for (size_t v = 0; v < p.size(); ++v) {
+    for (size_t i = 0; i < p[v].size(); i += 3) {
+      Params plus = p, minus = p, unused;
+      plus[v][i] += eps;
+      minus[v][i] -= eps;
+      const float numeric = ((*model)->LossAndGradient(plus, b, &unused) - (*model)->LossAndGradient(minus, b, &unused)) / (2 * eps);
+      EXPECT_NEAR(g[v][i], numeric, 2e-3) << "variable " << v << " element " << i;
+    }
+  }
+}
+
+TEST(ModelTest, UnknownModelIsAnError) {
+  auto m = MakeModel("resnet", 784, 10, 0);
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(std::string(m.status().message()), HasSubstr("is not toy, softmax or mlp"));
+}
+
+TEST(DatasetTest, ReadsGzipIdxFilesAndShardsByIndex) {
+  const fs::path dir = fs::temp_directory_path() / ("idx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto write_gz = [](const fs::path& p, const std::string& bytes) {
+    gzFile f = gzopen(p.c_str(), "wb");
+    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+    gzclose(f);
+  };
+  std::string images = std::string("\0\0\x08\x03\0\0\0\x04\0\0\0\x01\0\0\0\x02", 16) + std::string("\x00\xff\x80\x00\x01\x02\x03\x04", 8);
+  std::string labels = std::string("\0\0\x08\x01\0\0\0\x04", 8) + std::string("\x01\x02\x03\x09", 4);
+  write_gz(dir / "i.gz", images);
+  write_gz(dir / "l.gz", labels);
+  auto d = ReadIdx((dir / "i.gz").string(), (dir / "l.gz").string());
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->n, 4);
+  EXPECT_EQ(d->dim, 2);
+  EXPECT_FLOAT_EQ(d->x[1], 1.0f);
+  EXPECT_EQ(d->y[3], 9);
+  Dataset odd = ShardOf(*d, 1, 2);
+  EXPECT_EQ(odd.n, 2);
+  EXPECT_EQ(odd.y, (std::vector<int32_t>{2, 9}));
+  auto bad = ReadIdx((dir / "l.gz").string(), (dir / "i.gz").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("not an IDX image file"));
+  fs::remove_all(dir);
+}
+
+TEST(ClusterSpecTest, WorkerZeroIsTheChiefWithoutAChiefTask) {
+  TfConfig c;
+  c.cluster = {{"ps", {"p:1"}}, {"worker", {"w0:1", "w1:1"}}};
+  c.task_type = "worker";
+  c.task_index = 0;
+  auto s = MakeClusterSpec(c);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->role, Role::kChief);
+  EXPECT_EQ(s->replica_rank, 0);
+  EXPECT_EQ(s->TaskName(), "worker-0");
+  c.cluster["chief"] = {"c:1"};
+  s = MakeClusterSpec(c);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->role, Role::kWorker);
+  EXPECT_EQ(s->replica_rank, 1);
+  EXPECT_EQ(s->num_replicas(), 3);
+}
+
+}  // namespace
+}  // namespace disttrain::trainer
