@@ -44,7 +44,8 @@ cluster-down: ## Stop the local control plane and every process it started.
 demo: build cluster-up ## Build, start the local cluster and run the main example job.
 	@scripts/demo.sh
 
-bench: build cluster-up ## Run the benchmarks on the local cluster; each prints one JSON line.
+bench: build cluster-up ## Run the benchmarks; each prints JSON lines (see docs/development.md).
+	@build/release/bin/trainer_bench 2>/dev/null || { cmake --preset release >/dev/null && cmake --build build/release --target trainer_bench >/dev/null && build/release/bin/trainer_bench; }
 	@python3 bench/operator_scale.py 100
 	@python3 bench/informer_bench.py 5000
 
