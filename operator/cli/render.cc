@@ -91,7 +91,14 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
 
   std::vector<nlohmann::json> items;
+  int jobs = 0;
   for (const nlohmann::json& doc : *docs) {
+    if (doc.is_object() && doc.value("kind", "") != api::kKind) {
+      err << "render: skipping " << doc.value("kind", "a document without kind") << " "
+          << doc.value("/metadata/name"_json_pointer, "") << " (not a DistributedTraining)\n";
+      continue;
+    }
+    ++jobs;
     absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(doc);
     absl::Status status = job.status();
     std::string name = job.ok() ? job->metadata.name : "";
@@ -114,6 +121,10 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
     for (const auto& r : objects->replicas) items.push_back(r.pod);
   }
 
+  if (jobs == 0) {
+    err << "render: " << file << ": no DistributedTraining in it\n";
+    return kExitUsage;
+  }
   if (output == "json") {
     out << nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump(2) << "\n";
   } else {

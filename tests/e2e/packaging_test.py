@@ -1,0 +1,197 @@
+"""How people install disttrain: plain manifests, the Helm chart, the examples and the images.
+
+Checked against the real local API server: `kubectl apply -f deploy/` and `helm install`
+create what they should, the operator's ServiceAccount can manage pods and services but cannot
+read Secrets, rendered chart output is accepted, every example is valid (for the API server, for
+`render` and for the trainer's flag parser), and the Dockerfiles copy binaries that `make build`
+produces and run them as a non-root user.
+"""
+import filecmp
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import unittest
+
+from crd_test import install_crd
+from kube import BIN, ROOT, TOOLS, KUBECONFIG, get_json, kubectl, wait_until
+
+CRD = os.path.join(ROOT, "crds", "disttrain.io_distributedtrainings.yaml")
+CHART = os.path.join(ROOT, "charts", "disttrain")
+EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")))
+
+
+def helm(*args, check=True):
+    r = subprocess.run([os.path.join(TOOLS, "helm"), "--kubeconfig", KUBECONFIG, *args],
+                       capture_output=True, text=True, timeout=120)
+    if check and r.returncode != 0:
+        raise AssertionError(f"helm {' '.join(args)}: {r.stderr}")
+    return r
+
+
+def can_i(verb, resource, sa, ns="default", subresource=None):
+    extra = [f"--subresource={subresource}"] if subresource else []
+    r = kubectl("auth", "can-i", verb, resource, "-n", ns, f"--as=system:serviceaccount:{sa}", *extra, check=False)
+    return r.stdout.strip() == "yes"
+
+
+class CrdCopiesTest(unittest.TestCase):
+    def test_chart_and_deploy_carry_byte_identical_crds(self):
+        self.assertTrue(filecmp.cmp(CRD, os.path.join(CHART, "crds", os.path.basename(CRD)), shallow=False),
+                        "charts/disttrain/crds differs from crds/: copy it over")
+        self.assertTrue(filecmp.cmp(CRD, os.path.join(ROOT, "deploy", "01-crd.yaml"), shallow=False),
+                        "deploy/01-crd.yaml differs from crds/: copy it over")
+
+
+class PlainManifestsTest(unittest.TestCase):
+    def test_kubectl_apply_deploy_installs_a_least_privilege_operator(self):
+        deploy = os.path.join(ROOT, "deploy")
+        try:
+            out = kubectl("apply", "-f", deploy).stdout
+            for what in ("namespace/disttrain-system", "serviceaccount/disttrain-operator",
+                         "clusterrole.rbac.authorization.k8s.io/disttrain-operator",
+                         "deployment.apps/disttrain-operator", "service/disttrain-operator-metrics"):
+                self.assertIn(what, out)
+            dep = get_json("deployment", "disttrain-operator", "-n", "disttrain-system")
+            pod = dep["spec"]["template"]["spec"]
+            self.assertTrue(pod["securityContext"]["runAsNonRoot"])
+            c = pod["containers"][0]
+            self.assertFalse(c["securityContext"]["allowPrivilegeEscalation"])
+            self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
+            self.assertEqual(c["securityContext"]["capabilities"]["drop"], ["ALL"])
+            self.assertIn("readinessProbe", c)
+            self.assertIn("limits", c["resources"])
+            role = get_json("clusterrole", "disttrain-operator")
+            for rule in role["rules"]:
+                self.assertNotIn("*", rule["verbs"] + rule["resources"] + rule["apiGroups"])
+            sa = "disttrain-system:disttrain-operator"
+            self.assertTrue(can_i("create", "pods", sa))
+            self.assertTrue(can_i("delete", "services", sa))
+            self.assertTrue(can_i("patch", "distributedtrainings.disttrain.io", sa, subresource="status"))
+            self.assertFalse(can_i("patch", "distributedtrainings.disttrain.io", sa), "spec is the user's")
+            self.assertTrue(can_i("update", "leases.coordination.k8s.io", sa, "disttrain-system"))
+            self.assertFalse(can_i("update", "leases.coordination.k8s.io", sa, "default"))
+            self.assertFalse(can_i("get", "secrets", sa))
+            self.assertFalse(can_i("list", "secrets", sa, "disttrain-system"))
+        finally:
+            kubectl("delete", "-f", os.path.join(deploy, "00-namespace.yaml"), "-f", os.path.join(deploy, "02-rbac.yaml"),
+                    "--ignore-not-found", "--wait=false", check=False)
+
+
+class ChartTest(unittest.TestCase):
+    def test_helm_lint_strict_passes(self):
+        r = helm("lint", "--strict", CHART)
+        self.assertIn("0 chart(s) failed", r.stdout)
+
+    def test_every_value_is_documented(self):
+        """Each leaf value has a '# --' comment above it or above one of its parents."""
+        with open(os.path.join(CHART, "values.yaml")) as f:
+            lines = f.read().splitlines()
+        documented = []  # (indent, documented?) of the enclosing keys
+        for i, line in enumerate(lines):
+            m = re.match(r"^(\s*)([a-zA-Z]+):(.*)$", line)
+            if not m:
+                continue
+            indent = len(m.group(1))
+            while documented and documented[-1][0] >= indent:
+                documented.pop()
+            doc = i > 0 and lines[i - 1].strip().startswith("# --")
+            inherited = any(d for _, d in documented)
+            is_group = m.group(3).strip() == "" and i + 1 < len(lines) and len(lines[i + 1]) - len(lines[i + 1].lstrip()) > indent
+            if not is_group:
+                self.assertTrue(doc or inherited, f"values.yaml: {m.group(2)} has no '# --' doc")
+            documented.append((indent, doc))
+
+    def test_template_output_is_accepted_by_the_api_server(self):
+        kubectl("create", "namespace", "disttrain-tmpl", check=False)
+        try:
+            manifest = helm("template", "dt", CHART, "--namespace", "disttrain-tmpl",
+                            "--set", "watchNamespace=team-a", "--set", "clusterDomain=cluster.local").stdout
+            self.assertIn("--namespace=team-a", manifest)
+            out = kubectl("apply", "--dry-run=server", "-f", "-", input=manifest).stdout
+            self.assertIn("deployment.apps/dt-disttrain created (server dry run)", out)
+        finally:
+            kubectl("delete", "namespace", "disttrain-tmpl", "--wait=false", check=False)
+
+    def test_helm_install_creates_the_operator_and_least_privilege_rbac(self):
+        ns = "disttrain-helm"
+        try:
+            r = helm("install", "dt", CHART, "--namespace", ns, "--create-namespace", "--skip-crds")
+            self.assertIn("kubectl get distributedtrainings -w", r.stdout, "NOTES.txt tells how to start")
+            dep = get_json("deployment", "dt-disttrain", "-n", ns)
+            self.assertEqual(dep["spec"]["replicas"], 2)
+            args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+            self.assertIn("--leader-elect", args)
+            self.assertIn("--workers=4", args)
+            get_json("service", "dt-disttrain-metrics", "-n", ns)
+            sa = f"{ns}:dt-disttrain"
+            self.assertTrue(can_i("create", "pods", sa))
+            self.assertTrue(can_i("delete", "pods", sa))
+            self.assertTrue(can_i("create", "services", sa))
+            self.assertFalse(can_i("get", "secrets", sa))
+            self.assertFalse(can_i("get", "secrets", sa, ns))
+        finally:
+            helm("uninstall", "dt", "--namespace", ns, check=False)
+            kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def containers(doc):
+    for spec in doc.get("spec", {}).get("replicaSpecs", {}).values():
+        yield from spec["template"]["spec"]["containers"]
+
+
+class ExamplesTest(unittest.TestCase):
+    def test_examples_are_valid_for_the_api_server_render_and_the_trainer(self):
+        install_crd()
+        self.assertGreaterEqual(len(EXAMPLES), 4)
+        for path in EXAMPLES:
+            with self.subTest(example=os.path.basename(path)):
+                r = kubectl("apply", "--dry-run=server", "-f", path, "-n", "default", check=False)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                rendered = subprocess.run([os.path.join(BIN, "disttrain-operator"), "render", "-f", path, "-o", "json"],
+                                          capture_output=True, text=True)
+                self.assertEqual(rendered.returncode, 0, rendered.stderr)
+                for item in json.loads(rendered.stdout)["items"]:
+                    if item["kind"] != "Pod":
+                        continue
+                    args = item["spec"]["containers"][0].get("args", [])
+                    if not args:
+                        continue
+                    # Flags that parse and validate reach the TF_CONFIG check (exit 2 with that message).
+                    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+                    t = subprocess.run([os.path.join(BIN, "disttrain-trainer"), *args], env=env,
+                                       capture_output=True, text=True, timeout=30)
+                    self.assertIn("TF_CONFIG is not set", t.stderr, f"{item['metadata']['name']}: {t.stderr}")
+
+
+class DockerfilesTest(unittest.TestCase):
+    def test_dockerfiles_are_multi_stage_non_root_and_copy_what_make_build_produces(self):
+        for name in ("Dockerfile.operator", "Dockerfile.trainer", "Dockerfile.trainer-cuda"):
+            with self.subTest(dockerfile=name):
+                with open(os.path.join(ROOT, "deploy", name)) as f:
+                    text = f.read()
+                self.assertGreaterEqual(len(re.findall(r"^FROM ", text, re.M)), 2, "multi-stage")
+                final = text.rsplit("\nFROM ", 1)[1]
+                self.assertNotIn("-dev", final, "only runtime libraries in the final stage")
+                user = re.search(r"^USER (\d+)", final, re.M)
+                self.assertTrue(user and user.group(1) != "0", "non-root user")
+                for src in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
+                    self.assertTrue(os.path.exists(os.path.join(ROOT, src)), f"COPY {src} does not exist")
+                binary = re.search(r"--target (\S+)", text).group(1)
+                self.assertTrue(os.access(os.path.join(BIN, binary), os.X_OK), f"make build does not produce {binary}")
+
+    def test_debian_runtime_packages_exist(self):
+        for name in ("Dockerfile.operator", "Dockerfile.trainer"):
+            with open(os.path.join(ROOT, "deploy", name)) as f:
+                final = f.read().rsplit("\nFROM ", 1)[1]
+            packages = re.search(r"install -y --no-install-recommends\s*\\?\s*(.*?)\s*\\?\s*&&", final, re.S).group(1)
+            for pkg in shlex.split(packages.replace("\\", " ")):
+                with self.subTest(package=pkg):
+                    r = subprocess.run(["apt-cache", "show", pkg], capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, f"{name}: Debian has no package {pkg}")
+
+
+if __name__ == "__main__":
+    unittest.main()
