@@ -32,6 +32,26 @@ absl::Status ForEachPs(int n, Fn fn) {
   return absl::OkStatus();
 }
 
+// Streams the shards of `values` that server `ps` holds as 1 MiB chunks; false once the stream
+// breaks. Request is InitRequest or PushRequest (both carry a TensorChunk).
+template <typename Request, typename Writer>
+bool WriteChunks(Writer* writer, const std::vector<Shard>& plan, int ps, const Params& values) {
+  bool ok = true;
+  for (const Shard& s : plan) {
+    if (s.ps != ps) continue;
+    const float* base = values[s.variable].data() + s.offset;
+    for (size_t off = 0; ok && off < s.size; off += kChunkElements) {
+      Request r;
+      v1::TensorChunk* chunk = r.mutable_chunk();
+      chunk->set_shard(s.name);
+      chunk->set_offset(off);
+      chunk->set_data(reinterpret_cast<const char*>(base + off), std::min(kChunkElements, s.size - off) * sizeof(float));
+      ok = writer->Write(r);
+    }
+  }
+  return ok;
+}
+
 }  // namespace
 
 PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables,
@@ -75,19 +95,7 @@ absl::Status PsClient::InitAll(const Params& params, int64_t global_step) {
       spec->set_shard(s.name);
       spec->set_size(s.size);
     }
-    bool ok = writer->Write(req);
-    for (const Shard& s : plan_) {
-      if (s.ps != i) continue;
-      const float* base = params[s.variable].data() + s.offset;
-      for (size_t off = 0; ok && off < s.size; off += kChunkElements) {
-        v1::InitRequest c;
-        c.mutable_chunk()->set_shard(s.name);
-        c.mutable_chunk()->set_offset(off);
-        c.mutable_chunk()->set_data(reinterpret_cast<const char*>(base + off),
-                                    std::min(kChunkElements, s.size - off) * sizeof(float));
-        ok = writer->Write(c);
-      }
-    }
+    if (writer->Write(req)) WriteChunks<v1::InitRequest>(writer.get(), plan_, i, params);
     writer->WritesDone();
     return FromGrpc(writer->Finish(), absl::StrCat("init ps ", i, " at ", addresses_[i]));
   });
@@ -135,19 +143,7 @@ absl::StatusOr<v1::PushResponse> PsClient::PushAll(int64_t step, const Params& g
     v1::PushRequest req;
     req.mutable_header()->set_step(step);
     req.mutable_header()->set_worker(worker_);
-    bool ok = writer->Write(req);
-    for (const Shard& s : plan_) {
-      if (s.ps != i) continue;
-      const float* base = grads[s.variable].data() + s.offset;
-      for (size_t off = 0; ok && off < s.size; off += kChunkElements) {
-        v1::PushRequest c;
-        c.mutable_chunk()->set_shard(s.name);
-        c.mutable_chunk()->set_offset(off);
-        c.mutable_chunk()->set_data(reinterpret_cast<const char*>(base + off),
-                                    std::min(kChunkElements, s.size - off) * sizeof(float));
-        ok = writer->Write(c);
-      }
-    }
+    if (writer->Write(req)) WriteChunks<v1::PushRequest>(writer.get(), plan_, i, grads);
     writer->WritesDone();
     return FromGrpc(writer->Finish(), absl::StrCat("push to ps ", i, " at ", addresses_[i]));
   });

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     std::cerr << client.status().message() << "\n";
     return 2;
   }
-  runtime::InformerOptions options{resource == "services" ? kube::kServices : kube::kPods, ns, selector};
+  runtime::InformerOptions options{.resource = resource == "services" ? kube::kServices : kube::kPods,
+                                   .namespace_name = ns, .label_selector = selector};
   if (resource == "pods") options.transform = controller::ProjectPod;  // as the operator caches them
   runtime::Informer informer((*client).get(), options);
   informer.AddHandler({[](const runtime::ObjectPtr& o) { Print("add", o); },
