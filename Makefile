@@ -45,7 +45,9 @@ demo: build cluster-up ## Build, start the local cluster and run the main exampl
 	@scripts/demo.sh
 
 bench: build cluster-up ## Run the benchmarks; each prints JSON lines (see docs/development.md).
-	@build/release/bin/trainer_bench 2>/dev/null || { cmake --preset release >/dev/null && cmake --build build/release --target trainer_bench >/dev/null && build/release/bin/trainer_bench; }
+	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
+	@cmake --build $(BUILD_DIR)/release --target trainer_bench >/dev/null
+	@$(BUILD_DIR)/release/bin/trainer_bench
 	@python3 bench/operator_scale.py 100
 	@python3 bench/informer_bench.py 5000
 

@@ -21,6 +21,7 @@ say "starting the operator (log: build/demo/operator.log)"
   --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 >"$demo_dir/operator.log" 2>&1 &
 operator=$!
 watcher=""
+# Best-effort teardown on exit: the watcher or operator may already be gone.
 cleanup() {
   [[ -n $watcher ]] && kill "$watcher" 2>/dev/null || true
   kill "$operator" 2>/dev/null || true

@@ -16,6 +16,7 @@
 #include "operator/controller/desired_objects.h"
 #include "operator/controller/failure_policy.h"
 #include "operator/controller/job_policies.h"
+#include "operator/controller/pod_group_builder.h"
 #include "operator/controller/pod_state.h"
 #include "operator/kube/errors.h"
 
@@ -289,15 +290,18 @@ bool JobReconciler::CreateMissing(Pass& p) {
   return true;
 }
 
+const kube::Resource& JobReconciler::PodGroupResource() const {
+  return deps_.build.gang_scheduler == GangScheduler::kVolcano ? kube::kVolcanoPodGroups
+                                                               : kube::kCoschedulingPodGroups;
+}
+
 void JobReconciler::EnsurePodGroup(Pass& p) {
-  if (!p.job.spec.run_policy.scheduling_policy) return;
-  absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
-  if (!desired.ok() || !desired->pod_group) return;
-  const kube::Resource& res = deps_.build.gang_scheduler == GangScheduler::kVolcano
-                                  ? kube::kVolcanoPodGroups
-                                  : kube::kCoschedulingPodGroups;
-  if (!p.pods.empty()) return;  // created before the first pods; pods exist, so it does too
-  absl::StatusOr<json> r = deps_.client->Create(res, p.job.metadata.namespace_name, *desired->pod_group);
+  // Created before the first pods: once pods exist, so does the PodGroup.
+  if (!p.job.spec.run_policy.scheduling_policy || !p.pods.empty()) return;
+  absl::StatusOr<std::optional<json>> group = BuildPodGroup(p.job, deps_.build);
+  if (!group.ok() || !group->has_value()) return;  // quantities were validated by CreateMissing's build
+  const kube::Resource& res = PodGroupResource();
+  absl::StatusOr<json> r = deps_.client->Create(res, p.job.metadata.namespace_name, **group);
   if (r.ok()) {
     p.Note("SuccessfulCreatePodGroup", absl::StrCat("created ", res.group, " PodGroup ", p.job.metadata.name));
   } else if (kube::IsNotFound(r.status())) {
@@ -332,10 +336,7 @@ void JobReconciler::Finish(Pass& p, bool succeeded, const std::string& reason, c
     p.Warn(reason, message);
   }
   if (p.job.spec.run_policy.scheduling_policy) {
-    const kube::Resource& res = deps_.build.gang_scheduler == GangScheduler::kVolcano
-                                    ? kube::kVolcanoPodGroups
-                                    : kube::kCoschedulingPodGroups;
-    absl::Status s = deps_.client->Delete(res, p.job.metadata.namespace_name, p.job.metadata.name);
+    absl::Status s = deps_.client->Delete(PodGroupResource(), p.job.metadata.namespace_name, p.job.metadata.name);
     if (!s.ok() && !kube::IsNotFound(s)) p.Warn("FailedDeletePodGroup", std::string(s.message()));
   }
   Cleanup(p);

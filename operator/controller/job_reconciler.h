@@ -53,6 +53,7 @@ class JobReconciler : public runtime::Reconciler {
   bool CountInPlaceRestarts(Pass& p);
   bool CreateMissing(Pass& p);
   void EnsurePodGroup(Pass& p);
+  const kube::Resource& PodGroupResource() const;
   void UpdateCounts(Pass& p);
   absl::Status WriteStatus(Pass& p);
   void EmitEvents(Pass& p);

@@ -15,6 +15,8 @@ if [[ ${1:-} == --fixture && ! -f $CLUSTER_DIR/fixture-owned ]]; then
   exit 0
 fi
 
+# Every step is best effort (the cluster may be half up or already gone); the pgrep check below
+# is what guarantees that nothing is left running.
 if [[ -d $KWOK_WORKDIR/clusters/$CLUSTER_NAME ]] && command -v kwokctl >/dev/null; then
   kwokctl delete cluster --name "$CLUSTER_NAME" --kubeconfig "$KUBECONFIG_FILE" >/dev/null 2>&1 || true
 fi

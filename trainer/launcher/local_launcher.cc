@@ -159,7 +159,7 @@ void Launcher::Reap(Task& t, int status) {
   LogInfo("task exited", {{"task", t.name}, {"exit_code", absl::StrCat(t.exit_code)}});
   if (g_stop) return;
   const bool retryable = t.exit_code >= 128;
-  const bool restart = t.type == "ps" ? true : (retryable && t.type != "evaluator");
+  const bool restart = t.type == "ps" || retryable;
   if (restart && t.restarts < max_restarts_ && !(t.type == "ps" && chief_finished_)) {
     ++t.restarts;
     LogInfo("restarting task", {{"task", t.name}, {"restart", absl::StrCat(t.restarts)}});

@@ -75,13 +75,12 @@ grpc::Status ParameterServer::Pull(grpc::ServerContext* ctx, const v1::PullReque
   }
   v1::TensorChunk chunk;
   for (const auto& [name, values] : snapshot.values) {
-    for (size_t off = 0; off < values.size() || off == 0; off += kChunkElements) {
+    for (size_t off = 0; off < values.size(); off += kChunkElements) {
       const size_t n = std::min(kChunkElements, values.size() - off);
       chunk.set_shard(name);
       chunk.set_offset(off);
       chunk.set_data(reinterpret_cast<const char*>(values.data() + off), n * sizeof(float));
       if (ctx->IsCancelled() || !writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "pull cancelled");
-      if (values.empty()) break;
     }
   }
   ctx->AddTrailingMetadata("global-step", absl::StrCat(snapshot.global_step));

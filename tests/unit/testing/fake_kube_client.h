@@ -1,6 +1,6 @@
 // An in-memory KubeClient for unit tests: objects by resource/namespace/name, resourceVersions
-// from a counter, AlreadyExists/NotFound/Conflict like the API server, scripted watch streams,
-// and injectable errors. Thread-safe.
+// from a counter, AlreadyExists/NotFound/Conflict like the API server, and scripted watch
+// streams. Thread-safe.
 #ifndef DISTTRAIN_TESTS_UNIT_TESTING_FAKE_KUBE_CLIENT_H_
 #define DISTTRAIN_TESTS_UNIT_TESTING_FAKE_KUBE_CLIENT_H_
 
@@ -39,10 +39,6 @@ class FakeWatchStream : public kube::WatchStream {
 
 class FakeKubeClient : public kube::KubeClient {
  public:
-  struct Call {
-    std::string verb, resource, ns, name;
-  };
-
   absl::StatusOr<nlohmann::json> Get(const kube::Resource& r, const std::string& ns,
                                      const std::string& name) override;
   absl::StatusOr<kube::ListResult> List(const kube::Resource& r, const std::string& ns,
@@ -63,25 +59,14 @@ class FakeKubeClient : public kube::KubeClient {
 
   // Queues what the next Watch() call returns (an error, or events then an end status).
   void QueueWatch(absl::StatusOr<std::pair<std::vector<kube::WatchEvent>, absl::Status>> next);
-  // The next call of `verb` ("create", "delete", ...) fails with `error`.
-  void FailNext(const std::string& verb, absl::Status error);
-  void Put(const kube::Resource& r, nlohmann::json object);  // stores without a call record
-  std::vector<Call> calls() const;
-  std::vector<nlohmann::json> Objects(const kube::Resource& r) const;
-  int list_calls() const;
+  void Put(const kube::Resource& r, nlohmann::json object);  // stores an object as it is
 
  private:
   static std::string Key(const kube::Resource& r, const std::string& ns, const std::string& name);
-  absl::Status Injected(const std::string& verb) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Record(const std::string& verb, const kube::Resource& r, const std::string& ns,
-              const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   std::map<std::string, nlohmann::json> objects_ ABSL_GUARDED_BY(mu_);
   int64_t rv_ ABSL_GUARDED_BY(mu_) = 100;
-  int list_calls_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<Call> calls_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::deque<absl::Status>> failures_ ABSL_GUARDED_BY(mu_);
   std::deque<absl::StatusOr<std::pair<std::vector<kube::WatchEvent>, absl::Status>>> watches_
       ABSL_GUARDED_BY(mu_);
 };
