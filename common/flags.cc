@@ -100,8 +100,13 @@ absl::StatusOr<std::vector<std::string>> FlagSet::Parse(const std::vector<std::s
       }
     }
     if (absl::Status s = flag->set(value); !s.ok()) return s;
+    set_.push_back(name);
   }
   return positional;
+}
+
+bool FlagSet::WasSet(const std::string& name) const {
+  return std::find(set_.begin(), set_.end(), name) != set_.end();
 }
 
 std::string FlagSet::Help() const {

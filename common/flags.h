@@ -37,6 +37,8 @@ class FlagSet {
   absl::StatusOr<std::vector<std::string>> Parse(const std::vector<std::string>& args);
 
   bool help_requested() const { return help_; }
+  // Whether the last Parse() set flag `name` (as opposed to leaving its default).
+  bool WasSet(const std::string& name) const;
   std::string Help() const;
 
  private:
@@ -53,6 +55,7 @@ class FlagSet {
   std::string usage_;
   std::vector<Flag> flags_;
   bool help_ = false;
+  std::vector<std::string> set_;
 };
 
 }  // namespace disttrain

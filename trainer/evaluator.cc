@@ -19,9 +19,15 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
   }
   const int n = setup->model->needs_data() ? std::min<int>(setup->data.n, static_cast<int>(o.eval_examples)) : 0;
   int64_t last = -1;
+  bool foreign = false;  // the newest checkpoint belongs to another model
   auto evaluate_newest = [&]() -> bool {  // true once the final checkpoint was evaluated
     absl::StatusOr<Checkpoint> c = LatestCheckpoint(o.model_dir);
     if (!c.ok() || c->global_step <= last) return last >= o.steps;
+    if (!SameVariables(c->variables, setup->model->Variables())) {
+      LogError(absl::StrCat(c->path, " holds another model's variables"));
+      foreign = true;
+      return true;
+    }
     EvalResult r = setup->model->Evaluate(c->values, n > 0 ? setup->data.Rows(0, n) : Batch{});
     last = c->global_step;
     EmitEvent({{"event", "eval"}, {"task", spec.TaskName()}, {"global_step", c->global_step},
@@ -31,11 +37,11 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
     return last >= o.steps;
   };
   while (!stop) {
-    if (evaluate_newest()) return kExitOk;
+    if (evaluate_newest()) return foreign ? kExitUsage : kExitOk;
     absl::SleepFor(absl::Milliseconds(300));
   }
   evaluate_newest();  // asked to stop: evaluate what the chief wrote last before exiting
-  return kExitOk;
+  return foreign ? kExitUsage : kExitOk;
 }
 
 }  // namespace disttrain::trainer

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "operator/api/pod_template.h"
 
 namespace disttrain::api {
 namespace {
@@ -143,7 +144,7 @@ absl::Status DecodeReplicaSpec(const json& j, const std::string& path, ReplicaSp
   f.ReadInt("replicas", &spec->replicas);
   f.ReadEnum("restartPolicy", kRestartPolicies, &spec->restart_policy);
   if (const json* t = f.Find("template")) {
-    if (!t->is_object()) f.Fail("template", "must be an object (a PodTemplateSpec)");
+    f.Merge(CheckPodTemplate(*t, f.Path("template")));
     spec->pod_template = *t;
   }
   return f.status();

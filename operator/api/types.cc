@@ -30,7 +30,7 @@ absl::StatusOr<ReplicaType> ParseReplicaTypeKey(absl::string_view key) {
   }
   std::string hint = key == "Master" ? " (Master is TFJob's legacy name: use Chief)" : "";
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown replica type \"", key, "\": want Chief, PS, Worker or Evaluator", hint));
+      "unknown role \"", key, "\": replicaSpecs keys must be Chief, PS, Worker or Evaluator", hint));
 }
 
 absl::string_view RestartPolicyName(RestartPolicy policy) {

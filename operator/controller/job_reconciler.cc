@@ -73,8 +73,20 @@ bool JobReconciler::Pending(const std::string& uid) {
 absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = deps_.jobs->Get(key);
   if (cached == nullptr) return runtime::ReconcileResult{};  // deleted: the GC removes its objects
+  // Decoding type-checks what a pass reads, so nothing should throw; if a library still does,
+  // this job is retried with backoff and told why, and every other job keeps its controller.
+  try {
+    return ReconcileJob(*cached);
+  } catch (const std::exception& e) {
+    std::string message = absl::StrCat("reconcile failed unexpectedly, will retry: ", e.what());
+    deps_.events->Record(*cached, EventType::kWarning, "ReconcileError", message);
+    return absl::InternalError(message);
+  }
+}
+
+absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json& cached) {
   Pass p;
-  p.object = *cached;
+  p.object = cached;
   p.now = deps_.clock->Now();
   if (p.object.contains("status")) {
     if (absl::StatusOr<api::JobStatus> st = api::DecodeStatus(p.object["status"]); st.ok()) p.original = *st;

@@ -43,6 +43,7 @@ class JobReconciler : public runtime::Reconciler {
  private:
   struct Pass;
 
+  absl::StatusOr<runtime::ReconcileResult> ReconcileJob(const nlohmann::json& cached);
   void FailInvalid(Pass& p, const absl::Status& why);
   void Run(Pass& p);
   void Suspend(Pass& p);

@@ -43,6 +43,9 @@ std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::
   TfConfig config;
   for (const auto& [t, spec] : job.spec.replica_specs) {
     if (t == api::ReplicaType::kEvaluator && !job.spec.tf_config.evaluator_in_cluster) continue;
+    // TensorFlow counts a role written as an empty list as present: "chief":[] leaves the job
+    // with no chief at all and collective leaders that name missing tasks. Leave it out.
+    if (spec.replicas == 0) continue;
     std::vector<std::string>& hosts = config.cluster[std::string(api::ReplicaTypeRole(t))];
     const int port = ReplicaPort(spec);
     for (int i = 0; i < spec.replicas; ++i) {

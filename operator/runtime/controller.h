@@ -2,7 +2,8 @@
 // reconciled by two workers at once. Errors requeue the key with per-key backoff; a result may
 // ask for a requeue after a delay (time-based policies use that, never a sleep).
 // Metrics: controller_runtime_reconcile_total{controller,result},
-// controller_runtime_reconcile_errors_total{controller}, controller_runtime_reconcile_time_seconds.
+// controller_runtime_reconcile_errors_total{controller}, controller_runtime_reconcile_time_seconds,
+// controller_runtime_reconcile_panics_total{controller}; the counters exist at 0 from construction.
 // Thread-safe.
 #ifndef DISTTRAIN_OPERATOR_RUNTIME_CONTROLLER_H_
 #define DISTTRAIN_OPERATOR_RUNTIME_CONTROLLER_H_
@@ -43,6 +44,7 @@ class Controller {
 
  private:
   void Work();
+  absl::StatusOr<ReconcileResult> SafeReconcile(const std::string& key);
 
   const std::string name_;
   Reconciler* const reconciler_;
@@ -52,6 +54,7 @@ class Controller {
   MetricFamily* total_;
   MetricFamily* errors_;
   MetricFamily* time_;
+  MetricFamily* panics_;
 };
 
 }  // namespace disttrain::runtime

@@ -23,6 +23,9 @@ bool Manager::Synced() const {
 }
 
 absl::Status Manager::Run() {
+  const std::string lease_name =
+      options_.leader_election ? options_.leader_election->name : std::string("none");
+  leader_status_->Set({lease_name}, 0);  // visible as "not leader" from the first scrape
   metrics_server_.Handle("/metrics", [this] {
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Render()};
   });
@@ -51,11 +54,8 @@ absl::Status Manager::Run() {
   }
   LogInfo("caches synced", {{"informers", absl::StrCat(informers_.size())}});
 
-  const std::string lease_name =
-      options_.leader_election ? options_.leader_election->name : std::string("none");
   if (options_.leader_election) {
     elector_ = std::make_unique<LeaderElector>(client_, *options_.leader_election, clock_);
-    leader_status_->Set({lease_name}, 0);
     if (!elector_->Acquire(stop_)) {
       Shutdown(false);
       return absl::OkStatus();

@@ -16,6 +16,10 @@ WorkQueue::WorkQueue(WorkQueueOptions options, Clock* clock, MetricsRegistry* me
     work_duration_ = metrics->Histogram("workqueue_work_duration_seconds",
                                         "How long in seconds processing an item from workqueue takes",
                                         {"name"}, MetricsRegistry::DurationBuckets());
+    // Series exist at 0 from the start, as client-go's queue metrics do.
+    depth_->Set({options_.name}, 0);
+    adds_->Add({options_.name}, 0);
+    retries_->Add({options_.name}, 0);
   }
   if (options_.start_timer) timer_ = std::thread([this] { TimerLoop(); });
 }

@@ -14,42 +14,7 @@ from crd_test import install_crd
 from kube import BIN, KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until
 from lifecycle_test import job, role
 from operator_process import OperatorProcess
-
-
-class Probe:
-    """build/bin/informer_probe on pods of one namespace; collects its JSON lines."""
-
-    def __init__(self, ns, selector="probe=yes", kubeconfig=KUBECONFIG):
-        self.proc = subprocess.Popen(
-            [os.path.join(BIN, "informer_probe"), "--kubeconfig", kubeconfig, "--namespace", ns,
-             "--selector", selector], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.lines = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-        wait_until("the probe to sync", lambda: self.find("synced"), timeout=30)
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.lock:
-                self.lines.append(json.loads(line))
-
-    def find(self, event, name=None):
-        with self.lock:
-            return [l for l in self.lines if l["event"] == event and (name is None or l.get("name") == name)]
-
-    def events_for(self, name):
-        with self.lock:
-            return [l["event"] for l in self.lines if l.get("name") == name]
-
-    def stats(self):
-        n = len(self.find("stats"))
-        self.proc.stdin.write("stats\n")
-        self.proc.stdin.flush()
-        return wait_until("stats", lambda: len(self.find("stats")) > n and self.find("stats")[-1], timeout=10)
-
-    def stop(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+from probe import Probe
 
 
 def pod(name, labels=None):
@@ -90,7 +55,10 @@ class InformerTest(unittest.TestCase):
                 unlabeled = pod("other")
                 unlabeled["metadata"]["labels"] = {"probe": "no"}
                 apply(unlabeled, ns)
-                time.sleep(1)
+                # Watch events come in resourceVersion order: once a later labelled pod is seen,
+                # the unlabelled one would have been seen before it.
+                apply(pod("after"), ns)
+                wait_until("the probe to see a later pod", lambda: probe.find("add", "after"), timeout=30)
                 self.assertFalse(probe.events_for("other"))
             finally:
                 probe.stop()
@@ -131,8 +99,16 @@ def leader_status(op):
     return int(m.group(1)) if m else None
 
 
+def reconciles(op):
+    """Reconciles this operator has run, all results together (the series exist from the start)."""
+    counts = re.findall(r"^controller_runtime_reconcile_total\{[^}]*\} (\d+)", op.metrics(), re.M)
+    if not counts:
+        raise AssertionError("controller_runtime_reconcile_total is missing from /metrics")
+    return sum(int(c) for c in counts)
+
+
 class LeaderElectionTest(unittest.TestCase):
-    def test_one_leader_and_takeover_after_sigkill(self):
+    def test_one_leader_the_standby_never_reconciles_and_takes_over_after_sigkill(self):
         install_crd()
         with Namespace("le") as ns:
             args = ("--leader-elect", "--leader-election-namespace", ns)
@@ -142,9 +118,20 @@ class LeaderElectionTest(unittest.TestCase):
                 wait_until("a leader", lambda: {leader_status(a), leader_status(b)} == {0, 1}, timeout=30)
                 leader, standby = (a, b) if leader_status(a) == 1 else (b, a)
                 self.assertEqual(standby.http_get(standby.health_port, "/readyz")[0], 200, "standby keeps warm caches")
-                time.sleep(3)
+                lease = get_json("lease", "disttrain-operator-leader", "-n", ns)["spec"]
+
+                # A job applied while both run: the leader runs it, the standby (whose caches see
+                # the same events) reconciles nothing.
+                apply(job("first", Chief=role(1, 0, 1), PS=role(1)), ns)
+                wait_until("the leader runs the job", lambda: get_json("dtr", "first", "-n", ns).get(
+                    "status", {}).get("state") == "Succeeded", timeout=60)
+                self.assertGreater(reconciles(leader), 0)
+                self.assertEqual(reconciles(standby), 0, "the standby reconciled while another process led")
+                after = get_json("lease", "disttrain-operator-leader", "-n", ns)["spec"]
+                self.assertEqual(after["holderIdentity"], lease["holderIdentity"], "the lease changed hands")
+                self.assertEqual(after.get("leaseTransitions"), lease.get("leaseTransitions"))
                 self.assertEqual({leader_status(a), leader_status(b)}, {0, 1}, "still exactly one leader")
-                # The standby does not reconcile: a job applied now is only handled once it leads.
+
                 leader.kill()
                 killed = time.monotonic()
                 wait_until("the standby to take over", lambda: leader_status(standby) == 1, timeout=40)
@@ -154,6 +141,7 @@ class LeaderElectionTest(unittest.TestCase):
                 apply(job("led", Chief=role(1, 0, 1), PS=role(1)), ns)
                 wait_until("the new leader runs the job", lambda: get_json("dtr", "led", "-n", ns).get(
                     "status", {}).get("state") == "Succeeded", timeout=60)
+                self.assertGreater(reconciles(standby), 0)
                 # A clean stop releases the lease at once.
                 lease = get_json("lease", "disttrain-operator-leader", "-n", ns)
                 self.assertTrue(lease["spec"]["holderIdentity"])

@@ -17,10 +17,12 @@ TRAINER = os.path.join(BIN, "disttrain-trainer")
 class Run:
     """One `disttrain-trainer local` run; collects stdout events and stderr lines as they come."""
 
-    def __init__(self, launcher_args, trainer_args):
-        self.model_dir = tempfile.mkdtemp(prefix="disttrain-model-")
-        self.proc = subprocess.Popen([TRAINER, "local", *launcher_args, "--", "--model-dir", self.model_dir,
-                                      *trainer_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def __init__(self, launcher_args, trainer_args, model_dir=None):
+        """model_dir: None for a fresh temporary one, "" to let the launcher choose."""
+        self.model_dir = tempfile.mkdtemp(prefix="disttrain-model-") if model_dir is None else model_dir
+        dir_args = ["--model-dir", self.model_dir] if self.model_dir else []
+        self.proc = subprocess.Popen([TRAINER, "local", *launcher_args, "--", *dir_args, *trainer_args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stdout, self.stderr = [], []
         self.threads = [threading.Thread(target=self._read, args=(self.proc.stdout, self.stdout), daemon=True),
                         threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr), daemon=True)]
@@ -47,6 +49,11 @@ class Run:
                 if j.get("event") == kind:
                     out.append(j)
         return out
+
+    def task_pids(self):
+        """Every task process the launcher started, restarts included: {pid: task}."""
+        return {int(m.group(2)): m.group(1) for l in list(self.stderr)
+                if (m := re.search(r"\"started task\" task=(\S+) pid=(\d+)", l))}
 
     def summary(self):
         return json.loads(self.stdout[-1])
@@ -138,6 +145,75 @@ class FashionMnistTest(unittest.TestCase):
         s = run.summary()
         self.assertEqual(s["global_step"], 1500)
         self.assertGreaterEqual(s["accuracy"], 0.84)
+
+
+def running(pid):
+    """True when `pid` is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class LauncherTest(unittest.TestCase):
+    def assert_no_task_left(self, run):
+        pids = run.task_pids()
+        self.assertTrue(pids, "the launcher logged the tasks it started")
+        left = {pid: task for pid, task in pids.items() if running(pid)}
+        self.assertEqual(left, {}, "tasks still running after the launcher exited")
+
+    def test_a_failing_chief_stops_every_task_restarts_nothing_and_its_code_is_the_exit_code(self):
+        model_dir = tempfile.mkdtemp(prefix="disttrain-model-")
+        toy = Run(["--ps", "1", "--workers", "1"], ["--model", "toy", "--steps", "5", "--checkpoint-steps", "5",
+                                                    "--log-every", "0"], model_dir=model_dir)
+        self.assertEqual(toy.wait(), 0, "".join(toy.stderr[-20:]))
+        # The MLP's chief finds the toy model's checkpoint in the same directory and exits 2.
+        run = Run(["--ps", "2", "--workers", "2", "--chief", "--evaluator"],
+                  ["--model", "mlp", "--steps", "100000", "--log-every", "0"], model_dir=model_dir)
+        try:
+            code = run.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            run.proc.kill()
+            self.fail("the launcher did not exit after its chief failed:\n" + "".join(run.stderr[-30:]))
+        log = "".join(run.stderr)
+        self.assertEqual(code, 2, log[-2000:])
+        self.assertIn("holds another model", log)
+        self.assertNotIn("restarting task", log)
+        self.assertNotIn("exit_code=139", log, "a task crashed on the other model's checkpoint")
+        self.assertEqual(run.summary()["exit_code"], 2)
+        self.assert_no_task_left(run)
+
+    def test_sigterm_ends_every_task_within_seconds(self):
+        run = Run(["--ps", "2", "--workers", "2", "--chief", "--evaluator"],
+                  ["--model", "mlp", "--mode", "sync", "--steps", "100000", "--checkpoint-steps", "50",
+                   "--log-every", "0"])
+        run.wait_for("a first checkpoint", lambda: run.events("checkpoint"))
+        run.proc.send_signal(signal.SIGTERM)
+        try:
+            code = run.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            run.proc.kill()
+            self.fail("the launcher did not honour SIGTERM within 30 s:\n" + "".join(run.stderr[-30:]))
+        self.assertEqual(code, 143)
+        self.assertNotIn("restarting task", "".join(run.stderr))
+        self.assert_no_task_left(run)
+
+    def test_runs_without_model_dir_never_share_checkpoints(self):
+        runs = []
+        for model in ("mlp", "toy"):  # a toy run after an MLP run used to find the MLP's checkpoints
+            run = Run(["--ps", "1", "--workers", "1"], ["--model", model, "--steps", "20", "--checkpoint-steps",
+                                                         "10", "--log-every", "0"], model_dir="")
+            run.wait()
+            runs.append(run)
+        self.assertEqual([r.proc.returncode for r in runs], [0, 0], "".join(runs[-1].stderr[-20:]))
+        dirs = []
+        for run in runs:
+            m = re.search(r"checkpoints in (\S+)", "".join(run.stderr))
+            self.assertIsNotNone(m, "the launcher prints where the checkpoints are")
+            self.assertTrue(os.listdir(m.group(1)), "the chief wrote checkpoints there")
+            dirs.append(m.group(1))
+        self.assertNotEqual(dirs[0], dirs[1])
 
 
 class BadConfigTest(unittest.TestCase):

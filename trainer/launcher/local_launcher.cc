@@ -1,6 +1,7 @@
 #include "trainer/launcher/local_launcher.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -8,6 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -43,7 +46,26 @@ struct Task {
 };
 
 std::mutex g_out_mu;
-std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};  // the SIGTERM/SIGINT the launcher received, 0 before
+
+// How long tasks get to exit after SIGTERM before they are killed.
+constexpr absl::Duration kStopGrace = absl::Seconds(10);
+
+// argv or envp for execve: owns the strings, hands out the char* array.
+class ExecArgs {
+ public:
+  void Add(std::string s) { strings_.push_back(std::move(s)); }
+  char* const* Get() {
+    pointers_.clear();
+    for (std::string& s : strings_) pointers_.push_back(s.data());
+    pointers_.push_back(nullptr);
+    return pointers_.data();
+  }
+
+ private:
+  std::vector<std::string> strings_;
+  std::vector<char*> pointers_;
+};
 
 // Ports that are free now; the sockets stay open until all are picked so none repeats.
 std::vector<int> FreePorts(int n) {
@@ -73,8 +95,13 @@ class Launcher {
  private:
   void Start(Task& t);
   void Reap(Task& t, int status);
+  // Restarts a task that is not the chief as the operator would: parameter servers always,
+  // others on a retryable exit code (>= 128), up to the restart budget.
+  void MaybeRestart(Task& t);
   void Read(int fd, std::string prefix, bool is_stdout);
-  void StopAll(const std::string& type);
+  // Ends the run: SIGTERM to every task still running, no more restarts, SIGKILL after the grace.
+  void BeginStop(const std::string& why);
+  void Signal(int sig);
 
   TfConfig cluster_;
   std::vector<std::string> args_;
@@ -82,7 +109,8 @@ class Launcher {
   std::vector<Task> tasks_;
   std::mutex events_mu_;
   nlohmann::json last_eval_, chief_done_;
-  bool chief_finished_ = false;
+  bool stopping_ = false;
+  absl::Time kill_at_ = absl::InfiniteFuture();
 };
 
 void Launcher::Read(int fd, std::string prefix, bool is_stdout) {
@@ -113,32 +141,46 @@ void Launcher::Start(Task& t) {
   TfConfig config = cluster_;
   config.task_type = t.type;
   config.task_index = t.index;
-  const std::string tf_config = SerializeTfConfig(config);
+  // Everything the child needs is built before fork: between fork and exec only
+  // async-signal-safe calls (sigprocmask, dup2, close, execve, _exit).
+  ExecArgs argv, envp;
+  argv.Add("/proc/self/exe");
+  for (const std::string& a : args_) argv.Add(a);
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "TF_CONFIG=", 10) != 0) envp.Add(*e);
+  }
+  envp.Add("TF_CONFIG=" + SerializeTfConfig(config));
+  char* const* child_argv = argv.Get();
+  char* const* child_envp = envp.Get();
+  sigset_t none;
+  sigemptyset(&none);
   int out[2], err[2];
-  if (pipe(out) != 0 || pipe(err) != 0) {
-    LogError("pipe failed");
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    LogError("pipe failed", {{"task", t.name}});
+    return;
+  }
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    LogError("pipe failed", {{"task", t.name}});
     return;
   }
   pid_t pid = fork();
   if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    dup2(out[1], 1);
+    dup2(out[1], 1);  // dup2 clears close-on-exec on the copies
     dup2(err[1], 2);
-    close(out[0]);
-    close(err[0]);
-    setenv("TF_CONFIG", tf_config.c_str(), 1);
-    std::vector<char*> argv;
-    std::string self = "/proc/self/exe";
-    argv.push_back(self.data());
-    for (std::string& a : args_) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv("/proc/self/exe", argv.data());
+    execve("/proc/self/exe", child_argv, child_envp);
     _exit(127);
   }
   close(out[1]);
   close(err[1]);
+  if (pid < 0) {
+    close(out[0]);
+    close(err[0]);
+    LogError("fork failed", {{"task", t.name}});
+    return;
+  }
   t.pid = pid;
   t.finished = false;
   const std::string prefix = absl::StrCat("[", t.name, "] ");
@@ -147,20 +189,31 @@ void Launcher::Start(Task& t) {
   LogInfo("started task", {{"task", t.name}, {"pid", absl::StrCat(pid)}, {"restarts", absl::StrCat(t.restarts)}});
 }
 
-void Launcher::StopAll(const std::string& type) {
+void Launcher::Signal(int sig) {
   for (Task& t : tasks_) {
-    if ((type.empty() || t.type == type) && !t.finished && t.pid > 0) kill(t.pid, SIGTERM);
+    if (!t.finished && t.pid > 0) kill(t.pid, sig);
   }
+}
+
+void Launcher::BeginStop(const std::string& why) {
+  if (stopping_) return;
+  stopping_ = true;
+  kill_at_ = absl::Now() + kStopGrace;
+  LogInfo("stopping every task", {{"why", why}});
+  // The evaluator, too: on SIGTERM it evaluates the newest checkpoint and exits.
+  Signal(SIGTERM);
 }
 
 void Launcher::Reap(Task& t, int status) {
   t.finished = true;
   t.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   LogInfo("task exited", {{"task", t.name}, {"exit_code", absl::StrCat(t.exit_code)}});
-  if (g_stop) return;
+}
+
+void Launcher::MaybeRestart(Task& t) {
   const bool retryable = t.exit_code >= 128;
   const bool restart = t.type == "ps" || retryable;
-  if (restart && t.restarts < max_restarts_ && !(t.type == "ps" && chief_finished_)) {
+  if (restart && t.restarts < max_restarts_) {
     ++t.restarts;
     LogInfo("restarting task", {{"task", t.name}, {"restart", absl::StrCat(t.restarts)}});
     Start(t);
@@ -186,37 +239,35 @@ int Launcher::Run() {
   Task* chief = nullptr;
   for (Task& t : tasks_) if (t.type == chief_type && t.index == 0) chief = &t;
   int chief_code = -1;
-  absl::Time chief_end = absl::InfiniteFuture();
   while (true) {
     int status = 0;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid > 0) {
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
       for (Task& t : tasks_) {
-        if (t.pid == pid && !t.finished) {
-          Reap(t, status);
-          if (&t == chief && t.finished) {
-            chief_code = t.exit_code;
-            chief_finished_ = true;
-            chief_end = absl::Now();
-            StopAll("ps");      // parameter servers never outlive the chief
-            StopAll("worker");
-          }
+        if (t.pid != pid || t.finished) continue;
+        Reap(t, status);
+        if (&t == chief) {
+          // The chief's exit ends the run whatever its code: parameter servers never outlive it.
+          if (chief_code < 0) chief_code = t.exit_code;
+          BeginStop(absl::StrCat("the chief exited with code ", t.exit_code));
+        } else if (!stopping_) {
+          MaybeRestart(t);
         }
       }
-      continue;
     }
-    if (g_stop) {
-      StopAll("");
-      g_stop = false;
-      chief_code = 143;
-      chief_finished_ = true;
-      chief_end = absl::Now();
+    if (int sig = g_signal.load(); sig != 0 && !stopping_) {
+      chief_code = 128 + sig;
+      BeginStop(absl::StrCat("the launcher received signal ", sig));
     }
     bool all_done = true;
     for (Task& t : tasks_) all_done = all_done && t.finished;
     if (all_done) break;
-    // The evaluator gets time to evaluate the final checkpoint, then it is stopped too.
-    if (chief_finished_ && absl::Now() - chief_end > absl::Seconds(60)) StopAll("evaluator");
+    if (stopping_ && absl::Now() >= kill_at_) {
+      LogWarning("tasks did not exit within the grace period; killing them",
+                 {{"grace_seconds", absl::StrCat(absl::ToInt64Seconds(kStopGrace))}});
+      Signal(SIGKILL);
+      kill_at_ = absl::InfiniteFuture();
+    }
     absl::SleepFor(absl::Milliseconds(20));
   }
   for (Task& t : tasks_) {
@@ -272,6 +323,20 @@ int RunLocalCluster(const std::vector<std::string>& args) {
     return kExitUsage;
   }
 
+  std::vector<std::string> task_args = *rest;
+  if (!trainer_flags.WasSet("model-dir")) {
+    // A fresh directory per run: a shared default would make this run restore (or refuse)
+    // another run's checkpoints.
+    std::string dir = (std::filesystem::temp_directory_path() / "disttrain-local-XXXXXX").string();
+    if (mkdtemp(dir.data()) == nullptr) {
+      std::cerr << "disttrain-trainer local: cannot create a model directory under "
+                << std::filesystem::temp_directory_path() << ": " << std::strerror(errno) << "\n";
+      return kExitFailure;
+    }
+    task_args.push_back("--model-dir=" + dir);
+    std::cerr << "disttrain-trainer local: checkpoints in " << dir << " (pass --model-dir to choose)\n";
+  }
+
   const int total = static_cast<int>(ps + workers + (chief ? 1 : 0) + (evaluator ? 1 : 0));
   std::vector<int> ports = FreePorts(total);
   TfConfig cluster;
@@ -292,10 +357,10 @@ int RunLocalCluster(const std::vector<std::string>& args) {
   std::thread([signals] {
     int sig;
     sigwait(&signals, &sig);
-    g_stop = true;
+    g_signal = sig;
   }).detach();
 
-  Launcher launcher(cluster, *rest, static_cast<int>(max_restarts));
+  Launcher launcher(cluster, task_args, static_cast<int>(max_restarts));
   return launcher.Run();
 }
 

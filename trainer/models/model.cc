@@ -24,4 +24,12 @@ Params ZerosLike(const Params& params) {
   return out;
 }
 
+bool SameVariables(const std::vector<VariableSpec>& a, const std::vector<VariableSpec>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || a[i].size != b[i].size) return false;
+  }
+  return true;
+}
+
 }  // namespace disttrain::trainer

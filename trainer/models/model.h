@@ -17,6 +17,10 @@ struct VariableSpec {
   size_t size = 0;
 };
 
+// Whether two variable lists have the same names and sizes in the same order (a checkpoint of
+// this model, not of another one).
+bool SameVariables(const std::vector<VariableSpec>& a, const std::vector<VariableSpec>& b);
+
 // Values of every variable, in Variables() order.
 using Params = std::vector<std::vector<float>>;
 

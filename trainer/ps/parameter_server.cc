@@ -6,33 +6,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
+#include "trainer/ps/shard_receiver.h"
 
 namespace disttrain::trainer {
-namespace {
-
-// Copies a chunk into `target` after checking it fits: a peer never makes us write outside a
-// shard or allocate what it asks for.
-grpc::Status CopyChunk(const v1::TensorChunk& chunk, std::vector<float>* target) {
-  const std::string& data = chunk.data();
-  if (data.size() % sizeof(float) != 0) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "chunk data is not whole float32 values");
-  }
-  const size_t n = data.size() / sizeof(float);
-  if (chunk.offset() > target->size() || n > target->size() - chunk.offset()) {
-    return grpc::Status(grpc::StatusCode::OUT_OF_RANGE,
-                        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(), "+", n,
-                                     " is outside the shard of ", target->size()));
-  }
-  std::memcpy(target->data() + chunk.offset(), data.data(), data.size());
-  return grpc::Status::OK;
-}
-
-}  // namespace
-
 ParameterServer::ParameterServer(std::unique_ptr<UpdateRule> rule)
     : rule_(std::move(rule)), incarnation_(absl::StrCat(std::random_device{}(), "-", absl::ToUnixMicros(absl::Now()))) {}
 
-grpc::Status ParameterServer::Init(grpc::ServerContext*, grpc::ServerReader<v1::InitRequest>* reader,
+grpc::Status ParameterServer::Init(grpc::ServerContext* ctx, grpc::ServerReader<v1::InitRequest>* reader,
                                    v1::InitResponse*) {
   v1::InitRequest req;
   if (!reader->Read(&req) || !req.has_header()) {
@@ -44,14 +24,13 @@ grpc::Status ParameterServer::Init(grpc::ServerContext*, grpc::ServerReader<v1::
     if (s.size() > (size_t{1} << 31)) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "shard too large");
     fresh.values[s.shard()].assign(s.size(), 0.0f);
   }
+  ShardReceiver receiver(&fresh.values);
   while (reader->Read(&req)) {
     if (!req.has_chunk()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected chunks after the header");
-    auto it = fresh.values.find(req.chunk().shard());
-    if (it == fresh.values.end()) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "chunk for unknown shard " + req.chunk().shard());
-    }
-    if (grpc::Status s = CopyChunk(req.chunk(), &it->second); !s.ok()) return s;
+    if (grpc::Status s = receiver.Add(req.chunk()); !s.ok()) return s;
   }
+  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "init cancelled; nothing was applied");
+  if (grpc::Status s = receiver.Finish(); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   table_ = std::move(fresh);
   rule_->Reset();
@@ -87,7 +66,7 @@ grpc::Status ParameterServer::Pull(grpc::ServerContext* ctx, const v1::PullReque
   return grpc::Status::OK;
 }
 
-grpc::Status ParameterServer::Push(grpc::ServerContext*, grpc::ServerReader<v1::PushRequest>* reader,
+grpc::Status ParameterServer::Push(grpc::ServerContext* ctx, grpc::ServerReader<v1::PushRequest>* reader,
                                    v1::PushResponse* response) {
   v1::PushRequest req;
   if (!reader->Read(&req) || !req.has_header()) {
@@ -100,14 +79,15 @@ grpc::Status ParameterServer::Push(grpc::ServerContext*, grpc::ServerReader<v1::
     if (!initialized_) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "not initialized");
     for (const auto& [name, values] : table_.values) gradient[name].assign(values.size(), 0.0f);
   }
+  // A push is applied whole or not at all: a torn stream must not count as a gradient whose
+  // missing part is zeros.
+  ShardReceiver receiver(&gradient);
   while (reader->Read(&req)) {
     if (!req.has_chunk()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected chunks after the header");
-    auto it = gradient.find(req.chunk().shard());
-    if (it == gradient.end()) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "gradient for unknown shard " + req.chunk().shard());
-    }
-    if (grpc::Status s = CopyChunk(req.chunk(), &it->second); !s.ok()) return s;
+    if (grpc::Status s = receiver.Add(req.chunk()); !s.ok()) return s;
   }
+  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "push cancelled; nothing was applied");
+  if (grpc::Status s = receiver.Finish(); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   if (!initialized_) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "not initialized");
   PushResult r = rule_->Push(step, gradient, &table_);

@@ -14,14 +14,6 @@
 namespace disttrain::trainer {
 namespace {
 
-bool SameVariables(const std::vector<VariableSpec>& a, const std::vector<VariableSpec>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || a[i].size != b[i].size) return false;
-  }
-  return true;
-}
-
 class Replica {
  public:
   Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup)

@@ -1,5 +1,5 @@
 // Test tool: runs one Informer and prints every event it delivers as a JSON line
-// {"event":"add|update|delete","name":...,"resourceVersion":...,"unix_us":...}, plus
+// {"event":"add|update|delete","name":...,"uid":...,"resourceVersion":...,"unix_us":...}, plus
 // {"event":"synced","objects":N,"rss_kb":...} once the first list is in and a
 // {"event":"stats",...} line on each SIGUSR1-free poll of stdin ("stats\n").
 //
@@ -37,6 +37,7 @@ long RssKb() {
 void Print(const std::string& event, const runtime::ObjectPtr& o) {
   nlohmann::json line = {{"event", event},
                          {"name", o->value("/metadata/name"_json_pointer, "")},
+                         {"uid", o->value("/metadata/uid"_json_pointer, "")},
                          {"resourceVersion", o->value("/metadata/resourceVersion"_json_pointer, "")},
                          {"unix_us", absl::ToUnixMicros(absl::Now())}};
   absl::MutexLock lock(&out_mu);

@@ -28,6 +28,16 @@ FlagSet MakeFlags(Parsed* p) {
   return flags;
 }
 
+TEST(FlagSetTest, TellsWhichFlagsWereSetEvenToTheirDefault) {
+  Parsed p;
+  FlagSet flags = MakeFlags(&p);
+  ASSERT_TRUE(flags.Parse({"--name=default", "-steps", "3"}).ok());
+  EXPECT_TRUE(flags.WasSet("name"));
+  EXPECT_TRUE(flags.WasSet("steps"));
+  EXPECT_FALSE(flags.WasSet("sync"));
+  EXPECT_FALSE(flags.WasSet("learning-rate"));
+}
+
 TEST(FlagSetTest, AcceptsEqualsAndSpaceFormsAndKeepsPositionals) {
   Parsed p;
   FlagSet flags = MakeFlags(&p);

@@ -1,0 +1,216 @@
+// The parameter server behind a real gRPC server on loopback, driven chunk by chunk through the
+// generated stub: a push is applied only when every element of every shard arrived exactly once
+// and the stream ended normally.
+#include "trainer/ps/parameter_server.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace disttrain::trainer {
+namespace {
+
+constexpr size_t kShard = 2 * kChunkElements;  // two full chunks
+constexpr size_t kSmall = 1000;
+
+std::string Bytes(const std::vector<float>& v, size_t from, size_t n) {
+  return std::string(reinterpret_cast<const char*>(v.data() + from), n * sizeof(float));
+}
+
+v1::PushRequest Chunk(const std::string& shard, uint64_t offset, std::string data) {
+  v1::PushRequest r;
+  r.mutable_chunk()->set_shard(shard);
+  r.mutable_chunk()->set_offset(offset);
+  r.mutable_chunk()->set_data(std::move(data));
+  return r;
+}
+
+class ParameterServerTest : public ::testing::Test {
+ protected:
+  void Start(std::unique_ptr<UpdateRule> rule) {
+    service_ = std::make_unique<ParameterServer>(std::move(rule));
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.SetMaxReceiveMessageSize(8 << 20);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    args.SetMaxSendMessageSize(64 << 20);
+    stub_ = v1::ParameterServer::NewStub(
+        grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args));
+    big_.assign(kShard, 0.0f);
+    small_.assign(kSmall, 0.0f);
+    for (size_t i = 0; i < kShard; ++i) big_[i] = static_cast<float>(i % 97);
+    for (size_t i = 0; i < kSmall; ++i) small_[i] = static_cast<float>(i);
+    grpc::ClientContext ctx;
+    v1::InitResponse resp;
+    auto w = stub_->Init(&ctx, &resp);
+    v1::InitRequest h;
+    for (auto [name, size] : {std::pair<const char*, size_t>{"w/0", kShard}, {"b/0", kSmall}}) {
+      auto* s = h.mutable_header()->add_shards();
+      s->set_shard(name);
+      s->set_size(size);
+    }
+    ASSERT_TRUE(w->Write(h));
+    for (auto [name, values] : {std::pair<const char*, std::vector<float>*>{"w/0", &big_}, {"b/0", &small_}}) {
+      for (size_t off = 0; off < values->size(); off += kChunkElements) {
+        v1::InitRequest c;
+        c.mutable_chunk()->set_shard(name);
+        c.mutable_chunk()->set_offset(off);
+        c.mutable_chunk()->set_data(Bytes(*values, off, std::min(kChunkElements, values->size() - off)));
+        ASSERT_TRUE(w->Write(c));
+      }
+    }
+    w->WritesDone();
+    ASSERT_TRUE(w->Finish().ok());
+  }
+
+  // Everything the server holds, by shard, and its global step.
+  std::pair<std::map<std::string, std::vector<float>>, int64_t> Pull() {
+    grpc::ClientContext ctx;
+    auto r = stub_->Pull(&ctx, v1::PullRequest());
+    std::map<std::string, std::vector<float>> out = {{"w/0", std::vector<float>(kShard)},
+                                                     {"b/0", std::vector<float>(kSmall)}};
+    v1::TensorChunk c;
+    while (r->Read(&c)) std::memcpy(out[c.shard()].data() + c.offset(), c.data().data(), c.data().size());
+    EXPECT_TRUE(r->Finish().ok());
+    auto md = ctx.GetServerTrailingMetadata().find("global-step");
+    return {out, std::stoll(std::string(md->second.data(), md->second.size()))};
+  }
+
+  // A push of the gradient 1.0 everywhere, as `worker` at `step`, whose messages are edited by
+  // `shape` before they are sent; `cancel_after` > 0 cancels the call after that many messages.
+  grpc::Status Push(const std::string& worker, int64_t step,
+                    const std::function<void(std::vector<v1::PushRequest>*)>& shape, size_t cancel_after = 0) {
+    const std::vector<float> ones_big(kShard, 1.0f), ones_small(kSmall, 1.0f);
+    std::vector<v1::PushRequest> msgs;
+    v1::PushRequest h;
+    h.mutable_header()->set_step(step);
+    h.mutable_header()->set_worker(worker);
+    msgs.push_back(h);
+    for (size_t off = 0; off < kShard; off += kChunkElements) msgs.push_back(Chunk("w/0", off, Bytes(ones_big, off, kChunkElements)));
+    msgs.push_back(Chunk("b/0", 0, Bytes(ones_small, 0, kSmall)));
+    shape(&msgs);
+    grpc::ClientContext ctx;
+    v1::PushResponse resp;
+    auto w = stub_->Push(&ctx, &resp);
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      if (cancel_after > 0 && i == cancel_after) {
+        ctx.TryCancel();
+        break;
+      }
+      if (!w->Write(msgs[i])) break;
+    }
+    if (cancel_after == 0) w->WritesDone();
+    return w->Finish();
+  }
+
+  void ExpectUnchanged() {
+    auto [values, step] = Pull();
+    EXPECT_EQ(step, 0);
+    EXPECT_EQ(values["w/0"], big_) << "a torn or malformed push changed the variables";
+    EXPECT_EQ(values["b/0"], small_);
+  }
+
+  std::unique_ptr<ParameterServer> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::ParameterServer::Stub> stub_;
+  std::vector<float> big_, small_;
+};
+
+using Shape = std::function<void(std::vector<v1::PushRequest>*)>;
+const Shape kAsIs = [](std::vector<v1::PushRequest>*) {};
+
+TEST_F(ParameterServerTest, AppliesACompletePush) {
+  Start(MakeAsyncSgd(0.5f));
+  ASSERT_TRUE(Push("w0", 0, kAsIs).ok());
+  auto [values, step] = Pull();
+  EXPECT_EQ(step, 1);
+  EXPECT_EQ(values["w/0"][5], big_[5] - 0.5f);
+  EXPECT_EQ(values["b/0"][kSmall - 1], small_[kSmall - 1] - 0.5f);
+}
+
+TEST_F(ParameterServerTest, ACancelledPushChangesNothing) {
+  Start(MakeAsyncSgd(0.5f));
+  // Header plus the first of three chunks: about a quarter of the gradient.
+  grpc::Status s = Push("w0", 0, kAsIs, /*cancel_after=*/2);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::CANCELLED) << s.error_message();
+  // The client sees CANCELLED at once; give the server's handler time to unwind (a broken one
+  // applies what it read), then a complete push must be the only update.
+  absl::SleepFor(absl::Milliseconds(300));
+  ExpectUnchanged();
+  ASSERT_TRUE(Push("w0", 0, kAsIs).ok());
+  auto [values, step] = Pull();
+  EXPECT_EQ(step, 1);
+  EXPECT_EQ(values["w/0"][3], big_[3] - 0.5f);
+}
+
+struct Malformed {
+  std::string name;
+  Shape shape;
+  grpc::StatusCode code;
+};
+
+class MalformedPushTest : public ParameterServerTest, public ::testing::WithParamInterface<Malformed> {};
+
+TEST_P(MalformedPushTest, IsRefusedWithAPreciseCodeAndChangesNothing) {
+  Start(MakeAsyncSgd(0.5f));
+  grpc::Status s = Push("w0", 0, GetParam().shape);
+  EXPECT_EQ(s.error_code(), GetParam().code) << s.error_message();
+  ExpectUnchanged();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MalformedPushTest,
+    ::testing::Values(
+        Malformed{"EndsAfterAQuarter", [](auto* m) { m->resize(2); }, grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"MissesAShard", [](auto* m) { m->pop_back(); }, grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"Headerless", [](auto* m) { m->erase(m->begin()); }, grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"SecondHeader", [](auto* m) { m->insert(m->begin() + 2, (*m)[0]); },
+                  grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"DuplicatedChunk", [](auto* m) { (*m)[2] = (*m)[1]; }, grpc::StatusCode::ALREADY_EXISTS},
+        Malformed{"DuplicatedChunkAtTheEnd", [](auto* m) { m->push_back((*m)[3]); },
+                  grpc::StatusCode::ALREADY_EXISTS},
+        Malformed{"OutOfOrder", [](auto* m) { std::swap((*m)[1], (*m)[2]); }, grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"PastTheShardEnd",
+                  [](auto* m) { (*m)[3].mutable_chunk()->set_offset(kSmall - 10); },
+                  grpc::StatusCode::OUT_OF_RANGE},
+        Malformed{"HugeOffset",
+                  [](auto* m) { (*m)[1].mutable_chunk()->set_offset(~uint64_t{0} - 1); },
+                  grpc::StatusCode::OUT_OF_RANGE},
+        Malformed{"MisalignedBytes",
+                  [](auto* m) { m->back().mutable_chunk()->mutable_data()->pop_back(); },
+                  grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"EmptyChunk", [](auto* m) { m->insert(m->begin() + 1, Chunk("w/0", 0, "")); },
+                  grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"UnknownShard", [](auto* m) { (*m)[3].mutable_chunk()->set_shard("nope/0"); },
+                  grpc::StatusCode::NOT_FOUND},
+        Malformed{"Oversized",  // one message over the server's 8 MiB limit
+                  [](auto* m) {
+                    (*m)[1].mutable_chunk()->set_data(std::string(9 * kChunkElements * sizeof(float), '\0'));
+                  },
+                  grpc::StatusCode::RESOURCE_EXHAUSTED}),
+    [](const auto& info) { return info.param.name; });
+
+TEST_F(ParameterServerTest, ATornPushDoesNotCountAsAReplicaInSyncMode) {
+  Start(MakeSyncSgd(0.5f, 2));
+  EXPECT_FALSE(Push("w0", 0, [](auto* m) { m->resize(2); }).ok());
+  ASSERT_TRUE(Push("w1", 0, kAsIs).ok());
+  // One complete gradient of the two the step needs: nothing applied yet.
+  ExpectUnchanged();
+  ASSERT_TRUE(Push("w0", 0, kAsIs).ok());
+  EXPECT_EQ(Pull().second, 1);
+}
+
+}  // namespace
+}  // namespace disttrain::trainer
