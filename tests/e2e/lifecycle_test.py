@@ -147,10 +147,8 @@ class LifecycleTest(unittest.TestCase):
             for key in path[:-1]:
                 node = node[key]
             node[path[-1]] = value
-            r = kubectl("apply", "-n", self.ns, "-f", "-", input=json.dumps(manifest), check=False)
-            if r.returncode != 0:  # the API server's own schema refused it: fine, nothing reached us
-                self.assertIn("spec.replicaSpecs", r.stderr, f"{name}: {r.stderr}")
-                continue
+            # The template is free-form in the schema, so the API server accepts every shape.
+            apply(manifest, self.ns)
             with self.subTest(name):
                 self.wait_state(f"bad-{name}", "Failed", timeout=30)
                 failed = self.condition(f"bad-{name}", "Failed")

@@ -75,7 +75,26 @@ build_helm() {
 }
 build_into "$helm_dir" helm -- build_helm
 
-for d in "$k8s_dir" "$etcd_dir" "$kwok_dir" "$helm_dir"; do
+# The real node's kubelet, from the same pinned module as the control plane; a cache of its own
+# so that adding it did not invalidate the control plane's.
+kubelet_dir="$cache/kubelet-$KUBERNETES_VERSION"
+build_kubelet() {
+  local pkg=k8s.io/component-base/version
+  (cd "$here/kubernetes" && go build -o "$OUT/" -ldflags "-s -w \
+      -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$k8s_minor \
+      -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z" \
+    k8s.io/kubernetes/cmd/kubelet)
+}
+build_into "$kubelet_dir" kubelet -- build_kubelet
+
+# The real node's cluster DNS (tools/coredns/main.go links only the plugins it uses).
+coredns_dir="$cache/coredns-$COREDNS_VERSION"
+build_coredns() {
+  (cd "$here/coredns" && go build -o "$OUT/coredns" -ldflags "-s -w" .)
+}
+build_into "$coredns_dir" coredns -- build_coredns
+
+for d in "$k8s_dir" "$etcd_dir" "$kwok_dir" "$helm_dir" "$kubelet_dir" "$coredns_dir"; do
   for f in "$d"/*; do ln -sfn "$f" "$bin/$(basename "$f")"; done
 done
 log "tools ready in $bin"
