@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools configure build test unit e2e demo cluster-up cluster-down bench format clean help
+.PHONY: deps tools configure build images test unit e2e demo cluster-up cluster-down bench format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -26,13 +26,16 @@ configure: deps
 build: configure ## Build build/bin/disttrain-operator and build/bin/disttrain-trainer.
 	@cmake --build $(BUILD_DIR)
 
-test: build tools ## Run every test suite (unit, then e2e against a local cluster) through ctest.
+images: deps ## Build the operator and trainer images with buildah into build/images/ (docker archives).
+	@scripts/images.sh
+
+test: build tools images ## Run every test suite (unit, then e2e against a local cluster) through ctest.
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 1800
 
 unit: build ## Run the unit suites only (no cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j2
 
-e2e: build tools ## Run the end-to-end suites against the local cluster.
+e2e: build tools images ## Run the end-to-end suites against the local cluster.
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e
 
 cluster-up: deps tools ## Start the local control plane; kubeconfig in build/cluster/kubeconfig.
@@ -41,7 +44,7 @@ cluster-up: deps tools ## Start the local control plane; kubeconfig in build/clu
 cluster-down: ## Stop the local control plane and every process it started.
 	@tests/cluster/cluster-down.sh
 
-demo: build cluster-up ## Build, start the local cluster and run the main example job.
+demo: build images cluster-up ## Build, start the local cluster and run the main example job.
 	@scripts/demo.sh
 
 bench: build cluster-up ## Run the benchmarks; each prints JSON lines (see docs/development.md).

@@ -8,7 +8,11 @@
 # cached as a tarball keyed by what makes it (suite, variant, mmdebstrap version), and committed
 # to buildah's local storage under the name the Dockerfiles ask for. Builds never pull.
 #
-#   scripts/images.sh [IMAGE...]      IMAGE: operator, trainer (default: both)
+# The TensorFlow example's image (examples/tensorflow/Dockerfile) installs tensorflow-cpu from a
+# wheelhouse that `pip download` fills here on the host (cached by the requirements' hash), so
+# nothing inside the build reaches PyPI.
+#
+#   scripts/images.sh [IMAGE...]      IMAGE: operator, trainer, tensorflow (default: all three)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -46,15 +50,37 @@ if [[ $(buildah inspect --type image --format '{{index .ImageAnnotations "io.dis
   log "base image $base_name ready (key $key)"
 fi
 
+# tensorflow_wheelhouse: examples/tensorflow/wheelhouse holds the example's wheels.
+tensorflow_wheelhouse() {
+  local req="$root/examples/tensorflow/requirements.txt" dest="$root/examples/tensorflow/wheelhouse"
+  local wheels="$cache/wheelhouse-$(sha256sum "$req" | cut -c1-16)"
+  if [[ ! -f $wheels/.complete ]]; then
+    log "downloading the TensorFlow example's wheels into $wheels (once)"
+    rm -rf "$wheels"
+    python3 -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$wheels" -r "$req" ||
+      { log "pip download failed"; exit 1; }
+    touch "$wheels/.complete"
+  fi
+  rm -rf "$dest"
+  cp -al "$wheels" "$dest" 2>/dev/null || cp -a "$wheels" "$dest"
+}
+
 images=("$@")
-((${#images[@]})) || images=(operator trainer)
+((${#images[@]})) || images=(operator trainer tensorflow)
 for image in "${images[@]}"; do
+  context=$root
   dockerfile="$root/deploy/Dockerfile.$image"
-  [[ -f $dockerfile ]] || { log "no $dockerfile"; exit 1; }
   name="ghcr.io/disttrain/$image:$version"
+  if [[ $image == tensorflow ]]; then
+    context="$root/examples/tensorflow"
+    dockerfile="$context/Dockerfile"
+    name="ghcr.io/disttrain/tf-example:$version"
+    tensorflow_wheelhouse
+  fi
+  [[ -f $dockerfile ]] || { log "no $dockerfile"; exit 1; }
   start=$SECONDS
-  log "building $name from deploy/Dockerfile.$image"
-  if ! buildah bud --quiet --pull=never --isolation=chroot --layers -f "$dockerfile" -t "$name" "$root" \
+  log "building $name from ${dockerfile#"$root/"}"
+  if ! buildah bud --quiet --pull=never --isolation=chroot --layers -f "$dockerfile" -t "$name" "$context" \
       >"$out/$image.build.log" 2>&1; then
     log "building $image failed; last lines of $out/$image.build.log:"
     tail -n 30 "$out/$image.build.log" >&2

@@ -15,6 +15,9 @@ if [[ ${1:-} == --fixture && ! -f $CLUSTER_DIR/fixture-owned ]]; then
   exit 0
 fi
 
+# The real node first, while the API server can still delete its pods.
+"$here/node/node-down.sh" || true
+
 # Every step is best effort (the cluster may be half up or already gone); the pgrep check below
 # is what guarantees that nothing is left running.
 if [[ -d $KWOK_WORKDIR/clusters/$CLUSTER_NAME ]] && command -v kwokctl >/dev/null; then

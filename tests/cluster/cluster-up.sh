@@ -33,6 +33,16 @@ fi
 mkdir -p "$CLUSTER_DIR"
 rm -f "$KUBECONFIG_FILE" "$CLUSTER_DIR/fixture-owned" "$CLUSTER_DIR/ready"
 
+# The real node's bridge comes first: the API server also listens on its address so that pods on
+# the real node (the operator's, with in-cluster config) reach it.
+source "$here/node/lib.sh"
+"$here/node/node-up.sh" prepare
+api_patches=""
+if ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
+  api_patches="
+  kubeApiserverCertSANs: [$NODE_IP]"
+fi
+
 config="$CLUSTER_DIR/kwokctl.yaml"
 cat >"$config" <<YAML
 apiVersion: config.kwok.x-k8s.io/v1alpha1
@@ -48,7 +58,7 @@ options:
   kubeVersion: $KUBERNETES_VERSION
   bindAddress: 127.0.0.1
   disableQPSLimits: true
-  kubeAuthorization: true
+  kubeAuthorization: true$api_patches
 # One instance each: without leader election they survive an API-server restart (with it they
 # exit when they cannot renew their lease, and nothing here would restart them).
 componentsPatches:
@@ -60,8 +70,27 @@ componentsPatches:
   extraArgs:
   - key: leader-elect
     value: "false"
----
+# kwok simulates only the nodes annotated as fake; the real node belongs to its kubelet.
+- name: kwok-controller
+  extraArgs:
+  - key: manage-all-nodes
+    value: "false"
+  - key: manage-nodes-with-annotation-selector
+    value: kwok.x-k8s.io/node=fake
 YAML
+if [[ -n $api_patches ]]; then
+  cat >>"$config" <<YAML
+- name: kube-apiserver
+  extraArgs:
+  - key: bind-address
+    value: 0.0.0.0
+  - key: advertise-address
+    value: $NODE_IP
+  - key: kubelet-preferred-address-types
+    value: InternalIP,Hostname
+YAML
+fi
+echo --- >>"$config"
 cat "$here/kwok/stages.yaml" >>"$config"
 
 log "starting cluster $CLUSTER_NAME (logs in $KWOK_WORKDIR/clusters/$CLUSTER_NAME/logs)"
@@ -86,6 +115,8 @@ for component in $COMPONENTS; do
 done
 
 "$here/add-nodes.sh"
+# A real node that fails to start is reported by its suites; the simulated ones still run.
+"$here/node/node-up.sh" start || log "the real node did not start: $(cat "$NODE_STATUS" 2>/dev/null)"
 
 ((fixture)) && touch "$CLUSTER_DIR/fixture-owned"
 touch "$CLUSTER_DIR/ready"

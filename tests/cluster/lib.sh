@@ -29,6 +29,13 @@ cluster_healthy() {
   [[ -f $KUBECONFIG_FILE && -f $CLUSTER_DIR/ready ]] || return 1
   local c
   for c in $COMPONENTS; do component_running "$c" || return 1; done
+  if [[ $(cat "$CLUSTER_DIR/real-node" 2>/dev/null) == up ]]; then
+    local p pid
+    for p in containerd coredns kubelet; do
+      pid=$(cat "$CLUSTER_DIR/node/pids/$p.pid" 2>/dev/null) || return 1
+      [[ -r /proc/$pid/stat && $(awk '{print $3}' "/proc/$pid/stat") != Z ]] || return 1
+    done
+  fi
   kubectl_q get --raw /readyz
 }
 
@@ -57,4 +64,9 @@ report_components() {
       tail -n 20 "$logfile" 2>/dev/null | sed 's/^/      /' >&2 || log "      (no log)"
     fi
   done
+}
+
+# free_port: a TCP port free on loopback now.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

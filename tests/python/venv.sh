@@ -29,17 +29,14 @@ fi
 
 start=$SECONDS
 echo "venv: creating $dir from $req (first use; downloads from PyPI)" >&2
-rm -rf "$dir.tmp"
-python3 -m venv "$dir.tmp"
-if ! "$dir.tmp/bin/pip" install --quiet --disable-pip-version-check -r "$req" >"$cache/pip-$key.log" 2>&1; then
+# Made in place (a venv's scripts name their own path); only .complete marks it usable.
+rm -rf "$dir"
+python3 -m venv "$dir"
+if ! "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" >"$cache/pip-$key.log" 2>&1; then
   echo "venv: pip install failed; last lines of $cache/pip-$key.log:" >&2
   tail -n 20 "$cache/pip-$key.log" >&2
   exit 1
 fi
-rm -rf "$dir"
-mv "$dir.tmp" "$dir"
-# A venv records its own path in its scripts; recreate them at the final location.
-python3 -m venv --upgrade "$dir" >/dev/null
 touch "$dir/.complete"
 echo "venv: ready in $((SECONDS - start)) s" >&2
 echo "$dir"

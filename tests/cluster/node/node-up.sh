@@ -8,8 +8,9 @@
 #   node-up.sh prepare   create the bridge (the API server listens on its address for pods)
 #   node-up.sh start     start containerd, CoreDNS and the kubelet; wait for the node to be Ready
 #
-# Where this machine cannot run a real node (not root, packages missing) it writes why to
-# build/cluster/real-node and exits 0: the real-node suites then report themselves as not run.
+# build/cluster/real-node says how it went: "up"; "unavailable: why" where this machine cannot
+# run a real node (not root, packages missing), and the real-node suites then report themselves
+# as not run; "failed: why" where it could but did not start, and those suites fail.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,7 +33,7 @@ alive_or_report() {
   node_pid "$name" >/dev/null && return 0
   log "$name exited; last lines of $NODE_DIR/logs/$name.log:"
   tail -n 30 "$NODE_DIR/logs/$name.log" | sed 's/^/    /' >&2
-  echo "unavailable: $name failed to start (see $NODE_DIR/logs/$name.log)" >"$NODE_STATUS"
+  echo "failed: $name did not start (see $NODE_DIR/logs/$name.log)" >"$NODE_STATUS"
   return 1
 }
 
@@ -184,7 +185,7 @@ YAML
     alive_or_report kubelet || exit 1
     log "node $NODE_NAME did not become Ready; last kubelet lines:"
     tail -n 30 "$NODE_DIR/logs/kubelet.log" >&2
-    echo "unavailable: node $NODE_NAME did not become Ready" >"$NODE_STATUS"
+    echo "failed: node $NODE_NAME did not become Ready (see $NODE_DIR/logs/kubelet.log)" >"$NODE_STATUS"
     exit 1
   fi
 }
@@ -193,6 +194,7 @@ case $step in
   prepare) prepare ;;
   start)
     start=$SECONDS
+    echo "failed: node-up.sh start did not finish" >"$NODE_STATUS"
     prepare
     pause_image
     start_containerd

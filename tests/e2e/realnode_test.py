@@ -1,0 +1,264 @@
+"""Real pods on the local cluster's real node (kubelet + containerd + CNI + CoreDNS): the operator
+installed by `helm install` from its image runs as pods with in-cluster config, RBAC as shipped,
+leader election, passing probes and metrics scraped through its Service; the trainer image trains
+Fashion-MNIST under it; parameter servers are really gone (their processes ended) when the chief
+finishes or fails; a parameter server killed with SIGKILL is restarted and restored.
+
+Run as a script: without a real node it exits 77, which ctest reports as not run."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+
+import realnode
+from crd_test import install_crd
+from kube import KUBECONFIG, ROOT, TOOLS, Namespace, apply, get_json, kubectl, wait_until
+
+RELEASE = "dt"
+OPERATOR_NS = None
+
+
+def api_server_port():
+    cfg = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
+    return urllib.parse.urlparse(cfg["clusters"][0]["cluster"]["server"]).port
+
+
+def helm(*args, timeout=300):
+    return subprocess.run([os.path.join(TOOLS, "helm"), "--kubeconfig", KUBECONFIG, *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def setUpModule():
+    global OPERATOR_NS
+    install_crd()
+    OPERATOR_NS = f"disttrain-system-{os.getpid()}"
+    node_ip = json.loads(kubectl("get", "node", "-l", f"{realnode.NODE_LABEL}=true", "-o", "json").stdout)[
+        "items"][0]["status"]["addresses"][0]["address"]
+    values = {
+        "nodeSelector": {realnode.NODE_LABEL: "true"},
+        "tolerations": [{"key": realnode.NODE_LABEL, "operator": "Exists", "effect": "NoSchedule"}],
+        # No kube-proxy on the test node: pods reach the API server on the node's address.
+        "extraEnv": [{"name": "KUBERNETES_SERVICE_HOST", "value": node_ip},
+                     {"name": "KUBERNETES_SERVICE_PORT", "value": str(api_server_port())}],
+        "image": {"pullPolicy": "Never"},
+    }
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        json.dump(values, f)
+    r = helm("install", RELEASE, os.path.join(ROOT, "charts", "disttrain"), "-n", OPERATOR_NS, "--create-namespace",
+             "-f", f.name, "--wait", "--timeout", "180s")
+    os.unlink(f.name)
+    if r.returncode != 0:
+        pods = kubectl("get", "pods", "-n", OPERATOR_NS, "-o", "wide", check=False).stdout
+        raise AssertionError(f"helm install failed: {r.stderr}\n{pods}")
+
+
+def tearDownModule():
+    helm("uninstall", RELEASE, "-n", OPERATOR_NS, "--wait", "--timeout", "60s")
+    kubectl("delete", "namespace", OPERATOR_NS, "--wait=false", check=False)
+
+
+def operator_pods():
+    return get_json("pods", "-n", OPERATOR_NS, "-l", "app.kubernetes.io/name=disttrain")["items"]
+
+
+def trainer_template(args, model_dir=None):
+    container = {"name": "tensorflow", "image": realnode.TRAINER_IMAGE, "imagePullPolicy": "Never", "args": args}
+    spec = {"containers": [container]}
+    if model_dir:
+        container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
+        # Chief and evaluator share checkpoints through a directory of the one real node.
+        spec["volumes"] = [{"name": "model", "hostPath": {"path": model_dir, "type": "Directory"}}]
+    return {"spec": realnode.on_real_node(spec)}
+
+
+def training_job(name, model_dir, steps=1500, chief_args=(), restart="OnFailure"):
+    common = ["--model=mlp", "--mode=sync", f"--steps={steps}", "--learning-rate=0.1", "--batch-size=64",
+              "--checkpoint-steps=250", "--model-dir=/model", "--log-every=250"]
+    def role(n, extra=(), policy=restart):
+        return {"replicas": n, "restartPolicy": policy, "template": trainer_template(common + list(extra), model_dir)}
+    return {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": name},
+            "spec": {"replicaSpecs": {"Chief": role(1, chief_args, "ExitCode"), "PS": role(2), "Worker": role(2),
+                                      "Evaluator": role(1)}}}
+
+
+def shared_dir():
+    d = tempfile.mkdtemp(prefix="disttrain-model-", dir=os.path.join(ROOT, "build"))
+    os.chmod(d, 0o777)  # the trainer runs as 65532
+    return d
+
+
+class LogFollower:
+    """`kubectl logs -f` of one pod, collected in the background."""
+
+    def __init__(self, ns, pod):
+        self.proc = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "logs", "-f",
+                                      "-n", ns, pod], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines = []
+        self.thread = threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True)
+        self.thread.start()
+
+    def text(self):
+        return "".join(self.lines)
+
+    def stop(self):
+        self.proc.kill()
+        self.thread.join(timeout=10)
+
+
+class RealNodeTest(unittest.TestCase):
+    def setUp(self):
+        self.ns_ctx = Namespace("real")
+        self.ns = self.ns_ctx.__enter__()
+
+    def tearDown(self):
+        self.ns_ctx.__exit__(None, None, None)
+
+    def pods(self, job, role=None):
+        sel = f"disttrain.io/job-name={job}" + (f",disttrain.io/replica-type={role}" if role else "")
+        return get_json("pods", "-n", self.ns, "-l", sel)["items"]
+
+    def state(self, job):
+        return get_json("dtr", job, "-n", self.ns).get("status", {}).get("state")
+
+    def wait_running(self, pod, timeout=180):
+        return wait_until(f"pod {pod} to run", lambda: (p := get_json("pod", pod, "-n", self.ns))["status"].get(
+            "phase") == "Running" and p, timeout=timeout)
+
+    def test_operator_runs_from_its_image_with_in_cluster_config_and_serves_metrics_through_its_service(self):
+        pods = operator_pods()
+        self.assertEqual(len(pods), 2)
+        for p in pods:
+            self.assertEqual(p["status"]["phase"], "Running")
+            ready = [c for c in p["status"]["conditions"] if c["type"] == "Ready"][0]
+            self.assertEqual(ready["status"], "True", "readiness probe passes")
+            self.assertEqual(p["spec"]["containers"][0]["image"], realnode.OPERATOR_IMAGE)
+        logs = "".join(kubectl("logs", "-n", OPERATOR_NS, p["metadata"]["name"]).stdout for p in pods)
+        self.assertIn("caches synced", logs)
+        lease = get_json("lease", "disttrain-operator-leader", "-n", OPERATOR_NS)
+        leader = lease["spec"]["holderIdentity"]
+        self.assertIn(leader.split("_")[0], [p["metadata"]["name"] for p in pods])
+        metrics = kubectl("get", "--raw", f"/api/v1/namespaces/{OPERATOR_NS}/services/"
+                          f"http:{RELEASE}-disttrain-metrics:metrics/proxy/metrics").stdout
+        self.assertIn("controller_runtime_reconcile_total", metrics)
+        self.assertRegex(metrics, r'leader_election_master_status\{name="disttrain-operator-leader"\} [01]')
+
+    def test_trainer_image_trains_fashion_mnist_and_the_servers_are_gone_after_success(self):
+        model_dir = shared_dir()
+        apply(training_job("mnist", model_dir), self.ns)
+        evaluator = self.wait_running("mnist-evaluator-0")
+        follower = LogFollower(self.ns, "mnist-evaluator-0")
+        try:
+            self.wait_running("mnist-chief-0")
+            ps_and_workers = self.pods("mnist", "ps") + self.pods("mnist", "worker")
+            wait_until("every pod to run", lambda: all(
+                get_json("pod", p["metadata"]["name"], "-n", self.ns)["status"].get("phase") == "Running"
+                for p in ps_and_workers), timeout=180)
+            ids = [i for p in self.pods("mnist", "ps") + self.pods("mnist", "worker") for i in realnode.container_ids(p)]
+            self.assertEqual(len(ids), 4)
+            self.assertTrue(set(ids) <= realnode.running_task_ids())
+            wait_until("the job to succeed", lambda: self.state("mnist") in ("Succeeded", "Failed"), timeout=600)
+            self.assertEqual(self.state("mnist"), "Succeeded",
+                             kubectl("logs", "-n", self.ns, "mnist-chief-0", check=False).stdout[-3000:])
+            wait_until("the evaluator's final evaluation", lambda: any(
+                e["global_step"] >= 1500 for e in realnode.events_in(follower.text(), "eval")), timeout=120)
+        finally:
+            follower.stop()
+        evals = realnode.events_in(follower.text(), "eval")
+        final = max(evals, key=lambda e: e["global_step"])
+        print(f"real pods: Fashion-MNIST accuracy {final['accuracy']:.4f} at step {final['global_step']}")
+        self.assertGreaterEqual(final["accuracy"], 0.84)
+        # The chief found the servers by the names TF_CONFIG gives (headless Services + CoreDNS).
+        chief_log = kubectl("logs", "-n", self.ns, "mnist-chief-0").stdout
+        self.assertIn("initialised the parameter servers", chief_log)
+        wait_until("ps and worker pods to be deleted", lambda: not self.pods("mnist", "ps") and
+                   not self.pods("mnist", "worker"), timeout=60)
+        wait_until("their containers' processes to end", lambda: not set(ids) & realnode.running_task_ids(),
+                   timeout=60)
+
+    def test_a_parameter_server_killed_with_sigkill_restarts_and_the_chief_restores(self):
+        model_dir = shared_dir()
+        apply(training_job("kill", model_dir), self.ns)
+        self.wait_running("kill-chief-0")
+        chief = LogFollower(self.ns, "kill-chief-0")
+        evaluator = None
+        try:
+            wait_until("a checkpoint at step 500", lambda: any(
+                e["global_step"] >= 500 for e in realnode.events_in(chief.text(), "checkpoint")), timeout=300)
+            evaluator = LogFollower(self.ns, "kill-evaluator-0")
+            ps = get_json("pod", "kill-ps-1", "-n", self.ns)
+            realnode.kill_container(realnode.container_ids(ps)[0])
+            wait_until("ps-1 restarted by the kubelet", lambda: get_json("pod", "kill-ps-1", "-n", self.ns)[
+                "status"]["containerStatuses"][0]["restartCount"] >= 1, timeout=60)
+            wait_until("the job to finish", lambda: self.state("kill") in ("Succeeded", "Failed"), timeout=600)
+            self.assertEqual(self.state("kill"), "Succeeded", chief.text()[-3000:])
+            wait_until("the final evaluation", lambda: any(
+                e["global_step"] >= 1500 for e in realnode.events_in(evaluator.text(), "eval")), timeout=120)
+        finally:
+            chief.stop()
+            if evaluator:
+                evaluator.stop()
+        self.assertIn("lost a parameter server", chief.text())
+        restores = realnode.events_in(chief.text(), "restore")
+        self.assertTrue(restores, "the chief restored the parameter servers from a checkpoint")
+        self.assertGreaterEqual(restores[0]["global_step"], 500)
+        final = max(realnode.events_in(evaluator.text(), "eval"), key=lambda e: e["global_step"])
+        print(f"after kill -9 of ps-1: accuracy {final['accuracy']:.4f} at step {final['global_step']}")
+        self.assertGreaterEqual(final["accuracy"], 0.84)
+
+    def test_a_chief_that_exits_non_zero_fails_the_job_and_the_servers_are_gone(self):
+        model_dir = shared_dir()
+        # A negative learning rate is refused by the trainer: the chief exits 2 (a permanent code).
+        apply(training_job("crash", model_dir, chief_args=["--learning-rate=-1"]), self.ns)
+        self.wait_running("crash-ps-0")
+        ids = wait_until("the servers' containers", lambda: len(
+            i := [c for p in self.pods("crash", "ps") for c in realnode.container_ids(p)]) == 2 and i, timeout=120)
+        wait_until("the job to fail", lambda: self.state("crash") == "Failed", timeout=180)
+        failed = [c for c in get_json("dtr", "crash", "-n", self.ns)["status"]["conditions"] if c["type"] == "Failed"]
+        self.assertIn("exit code 2", failed[0]["message"])
+        wait_until("ps pods to be deleted", lambda: not self.pods("crash", "ps"), timeout=60)
+        wait_until("their processes to end", lambda: not set(ids) & realnode.running_task_ids(), timeout=60)
+
+    def test_real_tensorflow_parameter_server_training_succeeds_and_its_servers_are_torn_down(self):
+        model_dir = shared_dir()
+
+        def role(n, policy):
+            template = trainer_template(["--model-dir=/model", "--epochs=3", "--steps-per-epoch=200"], model_dir)
+            template["spec"]["containers"][0]["image"] = realnode.TF_EXAMPLE_IMAGE
+            return {"replicas": n, "restartPolicy": policy, "template": template}
+        # TF2's coordinator connects to every task of `cluster`: the evaluator stays out of it.
+        apply({"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": "tf"},
+               "spec": {"tfConfig": {"evaluatorInCluster": False},
+                        "replicaSpecs": {"Chief": role(1, "ExitCode"), "PS": role(2, "OnFailure"),
+                                         "Worker": role(2, "OnFailure"), "Evaluator": role(1, "OnFailure")}}}, self.ns)
+        self.wait_running("tf-evaluator-0", timeout=300)
+        evaluator = LogFollower(self.ns, "tf-evaluator-0")
+        try:
+            ps = wait_until("the parameter servers to run", lambda: len(
+                p := [x for x in self.pods("tf", "ps") if x["status"].get("phase") == "Running"]) == 2 and p, timeout=300)
+            ids = [i for p in ps for i in realnode.container_ids(p)]
+            self.assertIn("blocking in join()", kubectl("logs", "-n", self.ns, "tf-ps-0").stdout)
+            wait_until("the job to finish", lambda: self.state("tf") in ("Succeeded", "Failed"), timeout=900)
+            chief_log = kubectl("logs", "-n", self.ns, "tf-chief-0").stdout
+            self.assertEqual(self.state("tf"), "Succeeded", chief_log[-3000:])
+        finally:
+            evaluator.stop()
+        done = realnode.events_in(chief_log, "done")
+        self.assertTrue(done, chief_log[-2000:])
+        print(f"TensorFlow ParameterServerStrategy: accuracy {done[0]['accuracy']:.4f}; sidecar evaluations: "
+              f"{[round(e['accuracy'], 4) for e in realnode.events_in(evaluator.text(), 'eval')]}")
+        self.assertGreaterEqual(done[0]["accuracy"], 0.80)
+        self.assertTrue(realnode.events_in(evaluator.text(), "eval"), "the sidecar evaluator evaluated a checkpoint")
+        # The servers never exit by themselves (join()); the operator stopped them.
+        wait_until("ps and worker pods to be deleted", lambda: not self.pods("tf", "ps") and
+                   not self.pods("tf", "worker"), timeout=90)
+        wait_until("their processes to end", lambda: not set(ids) & realnode.running_task_ids(), timeout=60)
+
+
+if __name__ == "__main__":
+    realnode.exit_unless_up()
+    unittest.main()
