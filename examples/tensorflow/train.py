@@ -71,9 +71,10 @@ def run_chief(resolver, args):
     checkpoint = keras.callbacks.ModelCheckpoint(os.path.join(args.model_dir, "ckpt-{epoch}"), save_weights_only=True)
     history = model.fit(keras.utils.experimental.DatasetCreator(dataset_fn), epochs=args.epochs,
                         steps_per_epoch=args.steps_per_epoch, callbacks=[checkpoint], verbose=2)
-    # The final weights, read back from the parameter servers, evaluated on the chief.
+    # The final weights, from the last checkpoint (whole variables, however the parameter servers
+    # sharded them), evaluated on the chief.
     local = build_model(args.hidden)
-    local.set_weights(model.get_weights())
+    local.load_weights(os.path.join(args.model_dir, f"ckpt-{args.epochs}")).expect_partial()
     loss, accuracy = local.evaluate(idx_dataset("test").batch(1000), verbose=0)
     emit(event="done", epochs=args.epochs, loss=float(loss), accuracy=float(accuracy),
          train_loss=float(history.history["loss"][-1]))

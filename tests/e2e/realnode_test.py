@@ -242,7 +242,7 @@ class RealNodeTest(unittest.TestCase):
         model_dir = shared_dir()
 
         def role(n, policy):
-            template = trainer_template(["--model-dir=/model", "--epochs=3", "--steps-per-epoch=200"], model_dir)
+            template = trainer_template(["--model-dir=/model", "--epochs=3", "--steps-per-epoch=300"], model_dir)
             template["spec"]["containers"][0]["image"] = realnode.TF_EXAMPLE_IMAGE
             return {"replicas": n, "restartPolicy": policy, "template": template}
         # TF2's coordinator connects to every task of `cluster`: the evaluator stays out of it.
@@ -256,7 +256,8 @@ class RealNodeTest(unittest.TestCase):
             ps = wait_until("the parameter servers to run", lambda: len(
                 p := [x for x in self.pods("tf", "ps") if x["status"].get("phase") == "Running"]) == 2 and p, timeout=300)
             ids = [i for p in ps for i in realnode.container_ids(p)]
-            self.assertIn("blocking in join()", kubectl("logs", "-n", self.ns, "tf-ps-0").stdout)
+            wait_until("ps 0 to serve", lambda: "blocking in join()" in kubectl(
+                "logs", "-n", self.ns, "tf-ps-0").stdout, timeout=120)
             wait_until("the job to finish", lambda: self.state("tf") in ("Succeeded", "Failed"), timeout=900)
             chief_log = kubectl("logs", "-n", self.ns, "tf-chief-0").stdout
             self.assertEqual(self.state("tf"), "Succeeded", chief_log[-3000:])
