@@ -181,10 +181,10 @@ void JobReconciler::Run(Pass& p) {
                    absl::StrCat("all ", wanted, " pods are running"), p.now);
     }
     SetCondition(&p.status, kRestarting, false, "PodsRunning", "every restarted pod runs again", p.now);
-  } else if (IsTrue(p.status, kRunning)) {
-    SetCondition(&p.status, kRunning, false, "PodsNotRunning",
-                 absl::StrCat(running, " of ", wanted, " pods are running"), p.now);
   }
+  // Once Running, the job stays Running until it restarts, is suspended or finishes: pods that
+  // stop being ready as they exit (workers done before the chief) must not send the State column
+  // back to Created. The WORKERS and PS columns show how many pods run.
 }
 
 bool JobReconciler::HandleFailures(Pass& p) {

@@ -5,11 +5,13 @@ backoffLimit, deadline and TTL through delayed requeues alone, suspend/resume, r
 successes, cleanup of parameter servers, garbage collection, and an operator killed mid-way.
 """
 import json
+import os
+import subprocess
 import time
 import unittest
 
 from crd_test import install_crd
-from kube import Namespace, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, kubectl, wait_until
 from operator_process import OperatorProcess
 from probe import Probe
 
@@ -138,16 +140,21 @@ class LifecycleTest(unittest.TestCase):
             ("command-item", container + ["command"], ["python", 3], "spec.containers[0].command[1]"),
             ("labels-number", ["metadata", "labels"], {"team": 1}, "metadata.labels"),
             ("annotations-list", ["metadata", "annotations"], ["a"], "metadata.annotations"),
-            ("container-string", container, "tensorflow", "spec.containers[0]"),
-            ("containers-map", ["spec", "containers"], {"name": "t"}, "spec.containers"),
         ]
+        # The schema types containers as a list of objects: the API server itself refuses these.
+        for value in (["tensorflow"], {"name": "t"}):
+            refused = job("bad-containers", PS=role(1), Worker=role(1))
+            refused["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"] = value
+            r = kubectl("apply", "-n", self.ns, "-f", "-", input=json.dumps(refused), check=False)
+            self.assertNotEqual(r.returncode, 0, f"the API server accepted containers={value!r}")
+            self.assertIn("spec.replicaSpecs.Worker.template.spec.containers", r.stderr)
         for name, path, value, field in cases:
             manifest = job(f"bad-{name}", PS=role(1), Worker=role(1))
             node = manifest["spec"]["replicaSpecs"]["Worker"]["template"]
             for key in path[:-1]:
                 node = node[key]
             node[path[-1]] = value
-            # The template is free-form in the schema, so the API server accepts every shape.
+            # The rest of the template is free-form in the schema: the API server accepts these.
             apply(manifest, self.ns)
             with self.subTest(name):
                 self.wait_state(f"bad-{name}", "Failed", timeout=30)
@@ -164,14 +171,28 @@ class LifecycleTest(unittest.TestCase):
 
     def test_without_chief_worker_zero_decides(self):
         apply(job("nochief", PS=role(1), Worker={**role(2)}), self.ns)
-        wait_until("pods", lambda: len(self.pods("nochief")) == 3, timeout=30)
-        kubectl("annotate", "pod", "nochief-worker-1", "-n", self.ns, "test.disttrain.io/exit-code=0")
-        # Once the status counts worker 1's success the operator has decided on it: still running.
-        wait_until("worker 1 counted", lambda: self.job("nochief").get("status", {}).get(
-            "replicaStatuses", {}).get("Worker", {}).get("succeeded") == 1, timeout=30)
-        self.assertNotEqual(self.state("nochief"), "Succeeded")
-        kubectl("annotate", "pod", "nochief-worker-0", "-n", self.ns, "test.disttrain.io/exit-code=0")
-        self.wait_state("nochief", "Succeeded", timeout=30)
+        # Every state the job's status goes through, as `kubectl get -w` shows it.
+        watch = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "dtr", "nochief",
+                                  "-n", self.ns, "-w", "-o", "jsonpath={.status.state}{'\\n'}"],
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            wait_until("pods", lambda: len(self.pods("nochief")) == 3, timeout=30)
+            self.wait_state("nochief", "Running", timeout=30)
+            kubectl("annotate", "pod", "nochief-worker-1", "-n", self.ns, "test.disttrain.io/exit-code=0")
+            # Once the status counts worker 1's success the operator has decided on it.
+            wait_until("worker 1 counted", lambda: self.job("nochief").get("status", {}).get(
+                "replicaStatuses", {}).get("Worker", {}).get("succeeded") == 1, timeout=30)
+            self.assertEqual(self.state("nochief"), "Running")
+            kubectl("annotate", "pod", "nochief-worker-0", "-n", self.ns, "test.disttrain.io/exit-code=0")
+            self.wait_state("nochief", "Succeeded", timeout=30)
+        finally:
+            watch.kill()
+        states = [s for s in watch.stdout.read().split() if s]
+        watch.stdout.close()
+        watch.wait()
+        # A worker finishing before the job does must not send the State column back to Created.
+        after_running = states[states.index("Running"):]
+        self.assertNotIn("Created", after_running, f"states seen: {states}")
         self.assertIn("worker 0 succeeded", self.condition("nochief", "Succeeded")["message"])
         self.wait_no_pods("nochief", "disttrain.io/replica-type=ps")
 

@@ -153,6 +153,9 @@ class RealNodeTest(unittest.TestCase):
         model_dir = shared_dir()
         applied = time.monotonic()
         apply(training_job("mnist", model_dir), self.ns)
+        states = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "dtr", "mnist",
+                                   "-n", self.ns, "-w", "-o", "jsonpath={.status.state}{'\\n'}"],
+                                  stdout=subprocess.PIPE, text=True)
         self.wait_running("mnist-evaluator-0")
         follower = LogFollower(self.ns, "mnist-evaluator-0")
         try:
@@ -173,6 +176,12 @@ class RealNodeTest(unittest.TestCase):
                 e["global_step"] >= 1500 for e in realnode.events_in(follower.text(), "eval")), timeout=120)
         finally:
             follower.stop()
+            states.kill()
+        seen = [x for x in states.stdout.read().split() if x]
+        states.stdout.close()
+        states.wait()
+        # What `kubectl get dtr -w` showed: once Running, never back to Created before Succeeded.
+        self.assertNotIn("Created", seen[seen.index("Running"):], f"states seen: {seen}")
         evals = realnode.events_in(follower.text(), "eval")
         final = max(evals, key=lambda e: e["global_step"])
         print(f"real pods: Fashion-MNIST accuracy {final['accuracy']:.4f} at step {final['global_step']}")
