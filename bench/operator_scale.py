@@ -41,15 +41,32 @@ class PodWatcher:
     def __init__(self, namespace):
         tmpl = ('{.type} {.object.metadata.name} {.object.status.phase} '
                 '{.object.metadata.deletionTimestamp}{"\\n"}')
-        self.proc = subprocess.Popen(
-            [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods", "-n", namespace,
-             "-l", "app.kubernetes.io/managed-by=disttrain-operator", "-w", "--output-watch-events",
-             "-o", f"jsonpath={tmpl}"], stdout=subprocess.PIPE, text=True)
+        self.cmd = [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods", "-n", namespace,
+                    "-l", "app.kubernetes.io/managed-by=disttrain-operator", "-w", "--output-watch-events",
+                    "-o", f"jsonpath={tmpl}"]
         self.added, self.succeeded, self.deleting = {}, {}, {}
+        self.restarts = 0
+        self.stopping = False
+        self.proc = self.start()
         self.thread = threading.Thread(target=self.read, daemon=True)
         self.thread.start()
 
+    def start(self):
+        return subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
     def read(self):
+        # A watch the API server ends is started again: its first list reports every existing
+        # pod as ADDED, so no pod is missed (the first time seen is kept).
+        while True:
+            self.read_one()
+            if self.stopping:
+                return
+            err = self.proc.stderr.read().strip()
+            print(f"pod watch ended ({err[-300:] or 'no message'}); watching again", file=sys.stderr)
+            self.restarts += 1
+            self.proc = self.start()
+
+    def read_one(self):
         for line in self.proc.stdout:
             now = time.monotonic()
             parts = line.split()
@@ -66,6 +83,7 @@ class PodWatcher:
                 self.deleting.setdefault(name, now)
 
     def stop(self):
+        self.stopping = True
         self.proc.terminate()
         self.proc.wait()
 
