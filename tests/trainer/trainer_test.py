@@ -35,7 +35,16 @@ class Run:
             into.append(line)
 
     def wait(self, timeout=600):
-        code = self.proc.wait(timeout=timeout)
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # Leave no task running for the next test: the launcher stops them all on SIGTERM.
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+            raise
         for t in self.threads:
             t.join()
         return code

@@ -48,6 +48,7 @@ class Replica {
   absl::Time failing_since_ = absl::InfiniteFuture();
   int64_t last_checkpoint_ = -1;
   bool usage_error_ = false;
+  std::vector<std::string> pushed_to_;  // the servers' incarnations at this replica's last push
 };
 
 bool Replica::Tolerate(const absl::Status& s) {
@@ -128,7 +129,13 @@ int Replica::Run(const std::atomic<bool>& stop) {
     }
     const int64_t global = (*states)[0].global_step;
     if (global >= o_.steps) break;
-    if (!have_step || global < step - 1) step = global;  // fresh start, or restored from a checkpoint
+    std::vector<std::string> incarnations;
+    for (const PsState& s : *states) incarnations.push_back(s.incarnation);
+    // A parameter server restarted since this replica's last push: the chief restored every
+    // server from a checkpoint, so that push may be lost with it. Resume at the restored step;
+    // waiting for the step after it would wait for a gradient nobody computes any more.
+    const bool restored = have_step && incarnations != pushed_to_;
+    if (!have_step || restored || global < step - 1) step = global;
 
     absl::StatusOr<int64_t> pulled = client_.PullAll(sync_ ? step : 0, absl::Seconds(2), &params);
     if (!pulled.ok()) {
@@ -156,6 +163,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
     }
     step = sync_ ? (pushed->dropped() ? pushed->global_step() : step + 1) : pushed->global_step();
     have_step = true;
+    pushed_to_ = std::move(incarnations);
   }
   if (stop) {
     LogInfo("stopping on SIGTERM", {{"task", spec_.TaskName()}});

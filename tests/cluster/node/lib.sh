@@ -41,3 +41,7 @@ node_pid() {
 }
 
 real_node_up() { [[ -f $NODE_STATUS && $(cat "$NODE_STATUS") == up ]]; }
+
+# Kernel settings the kubelet sets at start (its setupKernelTunables); node-up.sh saves the values
+# before, node-down.sh writes them back.
+KUBELET_SYSCTLS="vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys kernel/keys/root_maxbytes"

@@ -61,9 +61,13 @@ for hierarchy in /sys/fs/cgroup/*/; do
   [[ -d $hierarchy/kubepods ]] || continue
   find "$hierarchy/kubepods" -depth -type d -exec rmdir {} + 2>/dev/null
 done
-if [[ -f $NODE_DIR/ip_forward.orig ]]; then
-  cat "$NODE_DIR/ip_forward.orig" >/proc/sys/net/ipv4/ip_forward
-  rm -f "$NODE_DIR/ip_forward.orig"
+sysctl_left=()
+if [[ -f $NODE_DIR/sysctl.orig ]]; then
+  while read -r key value; do
+    echo "$value" >"/proc/sys/$key" 2>/dev/null
+    [[ $(cat "/proc/sys/$key") == "$value" ]] || sysctl_left+=("$key")
+  done <"$NODE_DIR/sysctl.orig"
+  rm -f "$NODE_DIR/sysctl.orig"
 fi
 find /var/log/containers -maxdepth 1 -type l -lname "$NODE_DIR/*" -delete 2>/dev/null
 rm -rf "$NODE_DIR/containerd/state" "$NODE_DIR/kubelet" "$NODE_DIR/cni/ipam" "$NODE_DIR/pod-logs" "$NODE_DIR/pids"
@@ -76,6 +80,7 @@ awk -v d="$NODE_DIR/" 'index($2, d) == 1' /proc/self/mounts | grep -q . && left+
 ip link show "$NODE_BRIDGE" >/dev/null 2>&1 && left+=("bridge $NODE_BRIDGE")
 compgen -G "/sys/fs/cgroup/*/kubepods" >/dev/null && left+=("kubepods cgroups")
 compgen -G "/run/netns/cni-*" >/dev/null && left+=("network namespaces in /run/netns")
+((${#sysctl_left[@]})) && left+=("kernel settings not restored: ${sysctl_left[*]}")
 if ((${#left[@]})); then
   log "real node teardown left: ${left[*]}"
   exit 1

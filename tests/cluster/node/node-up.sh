@@ -49,8 +49,14 @@ prepare() {
     ip addr add "$NODE_IP/24" dev "$NODE_BRIDGE"
   fi
   ip link set "$NODE_BRIDGE" up
-  # The bridge plugin turns forwarding on; node-down.sh puts back what was there before.
-  [[ -f $NODE_DIR/ip_forward.orig ]] || cat /proc/sys/net/ipv4/ip_forward >"$NODE_DIR/ip_forward.orig"
+  # The bridge plugin turns forwarding on and the kubelet sets a few kernel tunables;
+  # node-down.sh puts back what was there before.
+  if [[ ! -f $NODE_DIR/sysctl.orig ]]; then
+    local key
+    for key in net/ipv4/ip_forward $KUBELET_SYSCTLS; do
+      echo "$key $(cat "/proc/sys/$key")"
+    done >"$NODE_DIR/sysctl.orig"
+  fi
 }
 
 pause_image() {
