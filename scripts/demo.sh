@@ -66,7 +66,7 @@ kill "$watcher" 2>/dev/null || true
 watcher=""
 if [[ $real_node == up ]]; then
   say "what the chief and the evaluator reported (real training on the real node)"
-  kubectl logs dist-chief-0 | grep '"event":"done"' || true
+  kubectl logs dist-chief-0 | grep '"event":"done"' || true  # shown when present; the test suites assert it
   # The evaluator's pod is kept when it finished first (it exits after the final checkpoint);
   # otherwise cleanup deleted it and the followed log has its lines.
   kubectl logs dist-evaluator-0 >>"$evaluator_log" 2>/dev/null || true

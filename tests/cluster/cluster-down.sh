@@ -15,8 +15,10 @@ if [[ ${1:-} == --fixture && ! -f $CLUSTER_DIR/fixture-owned ]]; then
   exit 0
 fi
 
-# The real node first, while the API server can still delete its pods.
-"$here/node/node-down.sh" || true
+# The real node first, while the API server can still delete its pods. If it leaves something
+# behind, the control plane is still stopped and this script then fails saying so.
+node_down=0
+"$here/node/node-down.sh" || node_down=$?
 
 # Every step is best effort (the cluster may be half up or already gone); the pgrep check below
 # is what guarantees that nothing is left running.
@@ -33,4 +35,8 @@ if [[ -n $pids ]]; then
   [[ -n $pids ]] && kill -9 $pids 2>/dev/null || true
 fi
 rm -rf "$KWOK_WORKDIR/clusters/$CLUSTER_NAME" "$KUBECONFIG_FILE" "$CLUSTER_DIR/fixture-owned" "$CLUSTER_DIR/ready"
+if ((node_down)); then
+  log "cluster $CLUSTER_NAME is down, but the real node's teardown left something behind (see above)"
+  exit 1
+fi
 log "cluster $CLUSTER_NAME is down"
