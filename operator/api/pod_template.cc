@@ -17,10 +17,12 @@ const json* Member(const json& object, const char* key) {
   return it == object.end() || it->is_null() ? nullptr : &*it;
 }
 
-absl::Status CheckString(const json& object, const char* key, const std::string& path, bool required) {
+absl::Status CheckString(const json& object, const char* key, const std::string& path,
+                         bool required) {
   const json* v = Member(object, key);
-  if (v == nullptr) return required ? absl::InvalidArgumentError(absl::StrCat(path, ".", key, ": is required"))
-                                    : absl::OkStatus();
+  if (v == nullptr)
+    return required ? absl::InvalidArgumentError(absl::StrCat(path, ".", key, ": is required"))
+                    : absl::OkStatus();
   return v->is_string() ? absl::OkStatus() : Wrong(absl::StrCat(path, ".", key), "a string");
 }
 
@@ -48,7 +50,8 @@ absl::Status CheckStringList(const json& object, const char* key, const std::str
 
 // A list member whose items are objects, each checked by `item(object, path)`.
 template <typename Fn>
-absl::Status CheckObjectList(const json& object, const char* key, const std::string& path, Fn item) {
+absl::Status CheckObjectList(const json& object, const char* key, const std::string& path,
+                             Fn item) {
   const json* v = Member(object, key);
   if (v == nullptr) return absl::OkStatus();
   const std::string at = absl::StrCat(path, ".", key);
@@ -73,7 +76,8 @@ absl::Status CheckEnvVar(const json& env, const std::string& path) {
 absl::Status CheckPort(const json& port, const std::string& path) {
   if (absl::Status s = CheckString(port, "name", path, /*required=*/false); !s.ok()) return s;
   const json* n = Member(port, "containerPort");
-  if (n == nullptr) return absl::InvalidArgumentError(absl::StrCat(path, ".containerPort: is required"));
+  if (n == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat(path, ".containerPort: is required"));
   if (!n->is_number_integer() || n->get<int64_t>() < 1 || n->get<int64_t>() > 65535) {
     return Wrong(absl::StrCat(path, ".containerPort"), "an integer from 1 to 65535");
   }
@@ -92,7 +96,8 @@ absl::Status CheckResources(const json& container, const std::string& path) {
     if (!list->is_object()) return Wrong(list_path, "a map of quantities");
     for (const auto& [name, q] : list->items()) {
       if (!q.is_string() && !q.is_number()) {
-        return Wrong(absl::StrCat(list_path, "[\"", name, "\"]"), "a quantity (a string or a number)");
+        return Wrong(absl::StrCat(list_path, "[\"", name, "\"]"),
+                     "a quantity (a string or a number)");
       }
     }
   }
@@ -100,11 +105,11 @@ absl::Status CheckResources(const json& container, const std::string& path) {
 }
 
 absl::Status CheckContainer(const json& c, const std::string& path) {
-  for (absl::Status s : {CheckString(c, "name", path, /*required=*/true),
-                         CheckString(c, "image", path, /*required=*/false),
-                         CheckStringList(c, "command", path), CheckStringList(c, "args", path),
-                         CheckObjectList(c, "env", path, CheckEnvVar),
-                         CheckObjectList(c, "ports", path, CheckPort), CheckResources(c, path)}) {
+  for (absl::Status s :
+       {CheckString(c, "name", path, /*required=*/true),
+        CheckString(c, "image", path, /*required=*/false), CheckStringList(c, "command", path),
+        CheckStringList(c, "args", path), CheckObjectList(c, "env", path, CheckEnvVar),
+        CheckObjectList(c, "ports", path, CheckPort), CheckResources(c, path)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -6,18 +6,21 @@
 
 namespace disttrain::trainer {
 
-ShardReceiver::ShardReceiver(std::map<std::string, std::vector<float>>* targets) : targets_(targets) {}
+ShardReceiver::ShardReceiver(std::map<std::string, std::vector<float>>* targets)
+    : targets_(targets) {}
 
 grpc::Status ShardReceiver::Add(const v1::TensorChunk& chunk) {
   auto it = targets_->find(chunk.shard());
   if (it == targets_->end()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("unknown shard \"", chunk.shard(), "\""));
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("unknown shard \"", chunk.shard(), "\""));
   }
   const std::string& data = chunk.data();
   if (data.empty() || data.size() % sizeof(float) != 0) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(), " has ", data.size(),
-                                     " bytes: want a positive number of whole float32 values"));
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(), " has ", data.size(),
+                     " bytes: want a positive number of whole float32 values"));
   }
   std::vector<float>& target = it->second;
   const size_t n = data.size() / sizeof(float);
@@ -28,14 +31,16 @@ grpc::Status ShardReceiver::Add(const v1::TensorChunk& chunk) {
   }
   size_t& received = received_[chunk.shard()];
   if (chunk.offset() < received) {
-    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
-                        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(),
-                                     " repeats elements already received (next is ", received, ")"));
+    return grpc::Status(
+        grpc::StatusCode::ALREADY_EXISTS,
+        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(),
+                     " repeats elements already received (next is ", received, ")"));
   }
   if (chunk.offset() > received) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(), " leaves a gap: elements ",
-                                     received, "..", chunk.offset(), " are missing (chunks come in order)"));
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(), " leaves a gap: elements ",
+                     received, "..", chunk.offset(), " are missing (chunks come in order)"));
   }
   std::memcpy(target.data() + chunk.offset(), data.data(), data.size());
   received += n;
@@ -48,8 +53,8 @@ grpc::Status ShardReceiver::Finish() const {
     const size_t got = it == received_.end() ? 0 : it->second;
     if (got != values.size()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          absl::StrCat("the stream ended with shard ", name, " incomplete: ", got, " of ",
-                                       values.size(), " elements; nothing was applied"));
+                          absl::StrCat("the stream ended with shard ", name, " incomplete: ", got,
+                                       " of ", values.size(), " elements; nothing was applied"));
     }
   }
   return grpc::Status::OK;

@@ -12,11 +12,11 @@
 #ifndef DISTTRAIN_TRAINER_PS_SHARD_RECEIVER_H_
 #define DISTTRAIN_TRAINER_PS_SHARD_RECEIVER_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <map>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "disttrain/trainer/v1/parameter_server.pb.h"
 

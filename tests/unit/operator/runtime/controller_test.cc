@@ -19,7 +19,8 @@ class ThrowingReconciler : public Reconciler {
   absl::StatusOr<ReconcileResult> Reconcile(const std::string& key) override {
     if (key == "bad") {
       ++throws;
-      throw std::runtime_error("[json.exception.type_error.302] type must be string, but is number");
+      throw std::runtime_error(
+          "[json.exception.type_error.302] type must be string, but is number");
     }
     ++successes;
     if (key == "last") done.Notify();
@@ -36,16 +37,17 @@ TEST(ControllerTest, ExportsEveryReconcileCounterAtZeroBeforeTheFirstReconcile) 
   ThrowingReconciler reconciler;
   Controller controller("distributedtraining", &reconciler, &queue, 1, &metrics);
   const std::string text = metrics.Render();
-  for (const char* series : {
-           R"(controller_runtime_reconcile_total{controller="distributedtraining",result="error"} 0)",
-           R"(controller_runtime_reconcile_total{controller="distributedtraining",result="requeue"} 0)",
-           R"(controller_runtime_reconcile_total{controller="distributedtraining",result="requeue_after"} 0)",
-           R"(controller_runtime_reconcile_total{controller="distributedtraining",result="success"} 0)",
-           R"(controller_runtime_reconcile_errors_total{controller="distributedtraining"} 0)",
-           R"(controller_runtime_reconcile_panics_total{controller="distributedtraining"} 0)",
-           R"(workqueue_depth{name="distributedtraining"} 0)",
-           R"(workqueue_adds_total{name="distributedtraining"} 0)",
-           R"(workqueue_retries_total{name="distributedtraining"} 0)"}) {
+  for (
+      const char* series :
+      {R"(controller_runtime_reconcile_total{controller="distributedtraining",result="error"} 0)",
+       R"(controller_runtime_reconcile_total{controller="distributedtraining",result="requeue"} 0)",
+       R"(controller_runtime_reconcile_total{controller="distributedtraining",result="requeue_after"} 0)",
+       R"(controller_runtime_reconcile_total{controller="distributedtraining",result="success"} 0)",
+       R"(controller_runtime_reconcile_errors_total{controller="distributedtraining"} 0)",
+       R"(controller_runtime_reconcile_panics_total{controller="distributedtraining"} 0)",
+       R"(workqueue_depth{name="distributedtraining"} 0)",
+       R"(workqueue_adds_total{name="distributedtraining"} 0)",
+       R"(workqueue_retries_total{name="distributedtraining"} 0)"}) {
     EXPECT_THAT(text, HasSubstr(series));
   }
 }
@@ -65,8 +67,10 @@ TEST(ControllerTest, AReconcileThatThrowsIsRetriedAndOtherKeysKeepBeingServed) {
   EXPECT_EQ(reconciler.throws.load(), 1);
   EXPECT_EQ(reconciler.successes.load(), 2);
   auto families = metrics.Render();
-  EXPECT_THAT(families, HasSubstr(R"(controller_runtime_reconcile_panics_total{controller="c"} 1)"));
-  EXPECT_THAT(families, HasSubstr(R"(controller_runtime_reconcile_total{controller="c",result="error"} 1)"));
+  EXPECT_THAT(families,
+              HasSubstr(R"(controller_runtime_reconcile_panics_total{controller="c"} 1)"));
+  EXPECT_THAT(families,
+              HasSubstr(R"(controller_runtime_reconcile_total{controller="c",result="error"} 1)"));
   // The throwing key went back through the rate limiter, as any error does.
   EXPECT_THAT(families, HasSubstr(R"(workqueue_retries_total{name="q"} 1)"));
 }

@@ -46,8 +46,8 @@ class ParameterServerTest : public ::testing::Test {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
-    stub_ = v1::ParameterServer::NewStub(
-        grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args));
+    stub_ = v1::ParameterServer::NewStub(grpc::CreateCustomChannel(
+        absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args));
     big_.assign(kShard, 0.0f);
     small_.assign(kSmall, 0.0f);
     for (size_t i = 0; i < kShard; ++i) big_[i] = static_cast<float>(i % 97);
@@ -62,12 +62,14 @@ class ParameterServerTest : public ::testing::Test {
       s->set_size(size);
     }
     ASSERT_TRUE(w->Write(h));
-    for (auto [name, values] : {std::pair<const char*, std::vector<float>*>{"w/0", &big_}, {"b/0", &small_}}) {
+    for (auto [name, values] :
+         {std::pair<const char*, std::vector<float>*>{"w/0", &big_}, {"b/0", &small_}}) {
       for (size_t off = 0; off < values->size(); off += kChunkElements) {
         v1::InitRequest c;
         c.mutable_chunk()->set_shard(name);
         c.mutable_chunk()->set_offset(off);
-        c.mutable_chunk()->set_data(Bytes(*values, off, std::min(kChunkElements, values->size() - off)));
+        c.mutable_chunk()->set_data(
+            Bytes(*values, off, std::min(kChunkElements, values->size() - off)));
         ASSERT_TRUE(w->Write(c));
       }
     }
@@ -82,7 +84,8 @@ class ParameterServerTest : public ::testing::Test {
     std::map<std::string, std::vector<float>> out = {{"w/0", std::vector<float>(kShard)},
                                                      {"b/0", std::vector<float>(kSmall)}};
     v1::TensorChunk c;
-    while (r->Read(&c)) std::memcpy(out[c.shard()].data() + c.offset(), c.data().data(), c.data().size());
+    while (r->Read(&c))
+      std::memcpy(out[c.shard()].data() + c.offset(), c.data().data(), c.data().size());
     EXPECT_TRUE(r->Finish().ok());
     auto md = ctx.GetServerTrailingMetadata().find("global-step");
     return {out, std::stoll(std::string(md->second.data(), md->second.size()))};
@@ -91,14 +94,16 @@ class ParameterServerTest : public ::testing::Test {
   // A push of the gradient 1.0 everywhere, as `worker` at `step`, whose messages are edited by
   // `shape` before they are sent; `cancel_after` > 0 cancels the call after that many messages.
   grpc::Status Push(const std::string& worker, int64_t step,
-                    const std::function<void(std::vector<v1::PushRequest>*)>& shape, size_t cancel_after = 0) {
+                    const std::function<void(std::vector<v1::PushRequest>*)>& shape,
+                    size_t cancel_after = 0) {
     const std::vector<float> ones_big(kShard, 1.0f), ones_small(kSmall, 1.0f);
     std::vector<v1::PushRequest> msgs;
     v1::PushRequest h;
     h.mutable_header()->set_step(step);
     h.mutable_header()->set_worker(worker);
     msgs.push_back(h);
-    for (size_t off = 0; off < kShard; off += kChunkElements) msgs.push_back(Chunk("w/0", off, Bytes(ones_big, off, kChunkElements)));
+    for (size_t off = 0; off < kShard; off += kChunkElements)
+      msgs.push_back(Chunk("w/0", off, Bytes(ones_big, off, kChunkElements)));
     msgs.push_back(Chunk("b/0", 0, Bytes(ones_small, 0, kSmall)));
     shape(&msgs);
     grpc::ClientContext ctx;
@@ -161,7 +166,8 @@ struct Malformed {
   grpc::StatusCode code;
 };
 
-class MalformedPushTest : public ParameterServerTest, public ::testing::WithParamInterface<Malformed> {};
+class MalformedPushTest : public ParameterServerTest,
+                          public ::testing::WithParamInterface<Malformed> {};
 
 TEST_P(MalformedPushTest, IsRefusedWithAPreciseCodeAndChangesNothing) {
   Start(MakeAsyncSgd(0.5f));
@@ -173,15 +179,20 @@ TEST_P(MalformedPushTest, IsRefusedWithAPreciseCodeAndChangesNothing) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, MalformedPushTest,
     ::testing::Values(
-        Malformed{"EndsAfterAQuarter", [](auto* m) { m->resize(2); }, grpc::StatusCode::INVALID_ARGUMENT},
-        Malformed{"MissesAShard", [](auto* m) { m->pop_back(); }, grpc::StatusCode::INVALID_ARGUMENT},
-        Malformed{"Headerless", [](auto* m) { m->erase(m->begin()); }, grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"EndsAfterAQuarter", [](auto* m) { m->resize(2); },
+                  grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"MissesAShard", [](auto* m) { m->pop_back(); },
+                  grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"Headerless", [](auto* m) { m->erase(m->begin()); },
+                  grpc::StatusCode::INVALID_ARGUMENT},
         Malformed{"SecondHeader", [](auto* m) { m->insert(m->begin() + 2, (*m)[0]); },
                   grpc::StatusCode::INVALID_ARGUMENT},
-        Malformed{"DuplicatedChunk", [](auto* m) { (*m)[2] = (*m)[1]; }, grpc::StatusCode::ALREADY_EXISTS},
+        Malformed{"DuplicatedChunk", [](auto* m) { (*m)[2] = (*m)[1]; },
+                  grpc::StatusCode::ALREADY_EXISTS},
         Malformed{"DuplicatedChunkAtTheEnd", [](auto* m) { m->push_back((*m)[3]); },
                   grpc::StatusCode::ALREADY_EXISTS},
-        Malformed{"OutOfOrder", [](auto* m) { std::swap((*m)[1], (*m)[2]); }, grpc::StatusCode::INVALID_ARGUMENT},
+        Malformed{"OutOfOrder", [](auto* m) { std::swap((*m)[1], (*m)[2]); },
+                  grpc::StatusCode::INVALID_ARGUMENT},
         Malformed{"PastTheShardEnd",
                   [](auto* m) { (*m)[3].mutable_chunk()->set_offset(kSmall - 10); },
                   grpc::StatusCode::OUT_OF_RANGE},
@@ -197,7 +208,8 @@ INSTANTIATE_TEST_SUITE_P(
                   grpc::StatusCode::NOT_FOUND},
         Malformed{"Oversized",  // one message over the server's 8 MiB limit
                   [](auto* m) {
-                    (*m)[1].mutable_chunk()->set_data(std::string(9 * kChunkElements * sizeof(float), '\0'));
+                    (*m)[1].mutable_chunk()->set_data(
+                        std::string(9 * kChunkElements * sizeof(float), '\0'));
                   },
                   grpc::StatusCode::RESOURCE_EXHAUSTED}),
     [](const auto& info) { return info.param.name; });
