@@ -151,10 +151,11 @@ class TfConfigUnderTensorFlowTest(unittest.TestCase):
                 spec = json.loads(env["TF_CONFIG"])["cluster"]
                 with self.subTest(job=name, pod=pod["metadata"]["name"]):
                     if role == "evaluator":
-                        # TensorFlow makes the evaluator its own chief; the operator's chief is a
-                        # training task, so only check that TF accepts the evaluator's view.
-                        self.assertTrue(multi_worker_util.is_chief(spec, role, index)
-                                        if role in spec else True)
+                        # TensorFlow makes the evaluator its own chief, in or out of `cluster`;
+                        # the operator's chief is a training task. TF must accept this view.
+                        multi_worker_util._validate_cluster_spec(tf.train.ClusterSpec(spec), role, index)
+                        self.assertTrue(multi_worker_util.is_chief(spec, role, index))
+                        self.assertNotEqual(labels.get("disttrain.io/job-role"), "chief")
                         continue
                     multi_worker_util._validate_cluster_spec(tf.train.ClusterSpec(spec), role, index)
                     tf_chief = multi_worker_util.is_chief(spec, role, index)

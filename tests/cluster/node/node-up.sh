@@ -27,7 +27,7 @@ if why=$(real_node_unavailable) && [[ -n $why ]]; then
 fi
 mkdir -p "$NODE_DIR" "$PIDS_DIR" "$NODE_DIR/logs"
 
-# wait_pid_file NAME SECONDS COMMAND...: polls COMMAND while process NAME lives.
+# alive_or_report NAME: true while process NAME lives; else prints its log tail and records why.
 alive_or_report() {
   local name=$1
   node_pid "$name" >/dev/null && return 0
