@@ -1,24 +1,40 @@
-// Trainer transport and update benchmarks (run by `make bench`; one JSON line per result).
+// Trainer data-path benchmarks (run by `make bench`; one JSON line per result, each figure the
+// median of several repetitions, every ratio against a baseline measured in the same run).
 //
-// 1. Push+pull throughput of one parameter server over loopback gRPC for 1, 16 and 64 MiB
-//    models, against raw TCP loopback throughput measured in the same run (one connection,
-//    like one gRPC stream). Ratio = grpc / tcp.
-// 2. Parameter-server update throughput (async SGD applying a 64 MiB gradient) against a plain
-//    memory bandwidth loop (memcpy) over the same size.
-// Each figure is the median of several repetitions.
+//   transport  push+pull of one step through one parameter server (a separate disttrain-trainer
+//              process on loopback) for 1/16/64/256 MiB models, against one raw TCP loopback
+//              connection moving the same bytes. GB/s = 2 x model / step time.
+//   memory     peak resident memory of that parameter server process while 4 workers push and
+//              pull at once, as a multiple of the model size.
+//   update     the async SGD update of a 64 MiB gradient on the server, against a plain memcpy of
+//              64 MiB.
+//   scaling    aggregate push+pull throughput with 1/2/4/8 workers and 1/2/4 parameter servers
+//              (in this process, 16 MiB model).
+//
+// Usage: trainer_bench [--only transport,memory,update,scaling] [--sizes 1,16,64,256]
+//                      [--trainer PATH]
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
 #include "trainer/ps/parameter_server.h"
 #include "trainer/ps/shard_plan.h"
@@ -29,6 +45,7 @@ namespace {
 
 using namespace disttrain::trainer;  // NOLINT
 using Clock = std::chrono::steady_clock;
+constexpr double kMiB = 1 << 20;
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -36,6 +53,18 @@ double Median(std::vector<double> v) {
 }
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
 
 // Bytes per second through one TCP loopback connection.
 double TcpThroughput(size_t bytes) {
@@ -75,58 +104,140 @@ double TcpThroughput(size_t bytes) {
   return got / Seconds(start, end);
 }
 
-void TransportBench() {
-  ParameterServer service(MakeAsyncSgd(1e-6f));
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(8 << 20);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  const std::string address = "127.0.0.1:" + std::to_string(port);
-  for (size_t mib : {1, 16, 64}) {
-    const size_t elements = mib * (1 << 20) / sizeof(float);
-    std::vector<VariableSpec> vars = {{"w", elements}};
-    PsClient client({address}, vars, PlanShards(vars, 1), "bench");
-    Params params = {std::vector<float>(elements, 1.0f)};
-    if (!client.InitAll(params, 0).ok()) {
-      std::cerr << "init failed\n";
+// A parameter server as users run it: a disttrain-trainer process in the ps role.
+class PsProcess {
+ public:
+  PsProcess(const std::string& trainer, int workers) : port_(FreePort()) {
+    nlohmann::json cluster = {{"ps", {absl::StrCat("127.0.0.1:", port_)}}, {"worker", nlohmann::json::array()}};
+    for (int i = 0; i < workers; ++i) cluster["worker"].push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    const std::string tf_config =
+        "TF_CONFIG=" + nlohmann::json{{"cluster", cluster}, {"task", {{"type", "ps"}, {"index", 0}}}}.dump();
+    pid_ = fork();
+    if (pid_ == 0) {
+      putenv(const_cast<char*>(tf_config.c_str()));
+      execl(trainer.c_str(), trainer.c_str(), "--mode", "async", "--learning-rate", "0.000001", nullptr);
+      _exit(127);
+    }
+  }
+  ~PsProcess() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  // Peak resident set (VmHWM) in bytes.
+  double PeakRss() const {
+    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024;
+    }
+    return 0;
+  }
+  double Rss() const {
+    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) * 1024;
+    }
+    return 0;
+  }
+
+ private:
+  int port_;
+  pid_t pid_;
+};
+
+std::vector<VariableSpec> Model(size_t mib) { return {{"w", mib * (1 << 20) / sizeof(float)}}; }
+
+// Initialises the servers behind `client`, waiting for them to listen.
+bool Init(PsClient* client, const Params& params) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (client->InitAll(params, 0).ok()) return true;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return false;
+}
+
+void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes) {
+  for (size_t mib : sizes) {
+    PsProcess ps(trainer, 1);
+    std::vector<VariableSpec> vars = Model(mib);
+    PsClient client({ps.address()}, vars, PlanShards(vars, 1), "bench");
+    Params params = {std::vector<float>(vars[0].size, 1.0f)}, grads = params;
+    if (!Init(&client, params)) {
+      std::cerr << "cannot initialise the parameter server\n";
       return;
     }
-    const int reps = mib >= 64 ? 5 : (mib >= 16 ? 9 : 25);
-    std::vector<double> grpc_rates, tcp_rates;
-    for (int r = 0; r < reps; ++r) {
+    const int reps = mib >= 256 ? 5 : (mib >= 64 ? 7 : (mib >= 16 ? 9 : 25));
+    std::vector<double> rates, tcp_rates;
+    for (int r = 0; r <= reps; ++r) {
       auto start = Clock::now();
-      auto pulled = client.PullAll(0, absl::ZeroDuration(), &params);
-      auto pushed = client.PushAll(r, params);
+      absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, r, 0, absl::ZeroDuration(), &params);
       auto end = Clock::now();
-      if (!pulled.ok() || !pushed.ok()) {
-        std::cerr << "round trip failed\n";
+      if (!s.ok()) {
+        std::cerr << "push+pull failed: " << s.status() << "\n";
         return;
       }
-      grpc_rates.push_back(2.0 * mib * (1 << 20) / Seconds(start, end));
+      if (r == 0) continue;  // warm-up: connection, first allocations
+      rates.push_back(2.0 * mib * kMiB / Seconds(start, end));
       tcp_rates.push_back(TcpThroughput(2 * mib * (1 << 20)));
     }
-    const double g = Median(grpc_rates), t = Median(tcp_rates);
-    std::cout << nlohmann::json{{"bench", "ps_push_pull"}, {"model_mib", mib}, {"repetitions", reps},
-                                {"grpc_gb_per_s", g / 1e9}, {"tcp_loopback_gb_per_s", t / 1e9},
-                                {"ratio_vs_tcp", g / t}}.dump()
+    const double g = Median(rates), t = Median(tcp_rates);
+    std::cout << nlohmann::json{{"bench", "ps_push_pull"},     {"model_mib", mib},
+                                {"repetitions", reps},         {"push_pull_gb_per_s", g / 1e9},
+                                {"tcp_loopback_gb_per_s", t / 1e9}, {"ratio_vs_tcp", g / t}}
+                     .dump()
               << std::endl;
   }
-  server->Shutdown();
+}
+
+void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes) {
+  constexpr int kWorkers = 4, kRounds = 6;
+  for (size_t mib : sizes) {
+    if (mib < 64) continue;  // the process's own few MiB would dominate
+    PsProcess ps(trainer, kWorkers);
+    std::vector<VariableSpec> vars = Model(mib);
+    std::vector<Shard> plan = PlanShards(vars, 1);
+    {
+      PsClient init({ps.address()}, vars, plan, "init");
+      if (!Init(&init, {std::vector<float>(vars[0].size, 1.0f)})) return;
+    }
+    const double after_init = ps.Rss();
+    std::atomic<int> failures{0};
+    std::vector<std::thread> workers;
+    auto start = Clock::now();
+    for (int w = 0; w < kWorkers; ++w) {
+      workers.emplace_back([&, w] {
+        PsClient client({ps.address()}, vars, plan, absl::StrCat("worker-", w));
+        Params params, grads = {std::vector<float>(vars[0].size, 0.5f)};
+        for (int r = 0; r < kRounds; ++r) failures += !client.PushPull(&grads, r, 0, absl::ZeroDuration(), &params).ok();
+      });
+    }
+    for (auto& t : workers) t.join();
+    const double seconds = Seconds(start, Clock::now());
+    const double peak = ps.PeakRss();
+    std::cout << nlohmann::json{{"bench", "ps_memory"},
+                                {"model_mib", mib},
+                                {"workers", kWorkers},
+                                {"steps_per_worker", kRounds},
+                                {"failures", failures.load()},
+                                {"rss_after_init_mib", after_init / kMiB},
+                                {"peak_rss_mib", peak / kMiB},
+                                {"peak_rss_over_model", peak / (mib * kMiB)},
+                                {"aggregate_gb_per_s", 2.0 * mib * kMiB * kWorkers * kRounds / seconds / 1e9}}
+                     .dump()
+              << std::endl;
+  }
 }
 
 void UpdateBench() {
   const size_t elements = 64 * (1 << 20) / sizeof(float);
-  ShardTable table;
-  table.values["w/0"].assign(elements, 1.0f);
-  std::map<std::string, std::vector<float>> grad = {{"w/0", std::vector<float>(elements, 0.5f)}};
+  ShardStore store({{"w/0", std::vector<float>(elements, 1.0f)}}, 0, 1);
+  GradientMap grad = {{"w/0", std::vector<float>(elements, 0.5f)}};
   auto rule = MakeAsyncSgd(1e-6f);
-  std::vector<float> dst(elements);
+  std::vector<float> dst(elements, 0.0f);
   std::vector<double> update, copy;
-  for (int r = 0; r < 7; ++r) {
+  for (int r = 0; r < 9; ++r) {
     auto a = Clock::now();
-    rule->Push(r, grad, &table);
+    rule->Apply(r, grad, &store);
     auto b = Clock::now();
     std::memcpy(dst.data(), grad["w/0"].data(), elements * sizeof(float));
     auto c = Clock::now();
@@ -134,16 +245,95 @@ void UpdateBench() {
     copy.push_back(elements * sizeof(float) / Seconds(b, c));
   }
   const double u = Median(update), m = Median(copy);
-  std::cout << nlohmann::json{{"bench", "ps_update"}, {"gradient_mib", 64}, {"update_gb_per_s", u / 1e9},
-                              {"memcpy_gb_per_s", m / 1e9}, {"ratio_vs_memcpy", u / m}, {"check", dst[7] + table.values["w/0"][7]}}
+  std::cout << nlohmann::json{{"bench", "ps_update"},        {"gradient_mib", 64},
+                              {"update_gb_per_s", u / 1e9},  {"memcpy_gb_per_s", m / 1e9},
+                              {"ratio_vs_memcpy", u / m},    {"check", dst[7] + store.Read(0)->values[7]}}
                    .dump()
             << std::endl;
 }
 
+void ScalingBench() {
+  constexpr size_t kMib = 16;
+  constexpr int kRounds = 8, kReps = 3;
+  std::vector<VariableSpec> vars = Model(kMib);
+  for (int num_ps : {1, 2, 4}) {
+    std::vector<std::unique_ptr<ParameterServer>> services;
+    std::vector<std::unique_ptr<grpc::Server>> servers;
+    std::vector<std::string> addresses;
+    for (int i = 0; i < num_ps; ++i) {
+      services.push_back(std::make_unique<ParameterServer>(MakeAsyncSgd(1e-6f)));
+      grpc::ServerBuilder builder;
+      int port = 0;
+      builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+      builder.SetMaxReceiveMessageSize(8 << 20);
+      builder.RegisterService(services.back().get());
+      servers.push_back(builder.BuildAndStart());
+      addresses.push_back(absl::StrCat("127.0.0.1:", port));
+    }
+    std::vector<Shard> plan = PlanShards(vars, num_ps);
+    {
+      PsClient init(addresses, vars, plan, "init");
+      if (!Init(&init, {std::vector<float>(vars[0].size, 1.0f)})) return;
+    }
+    for (int workers : {1, 2, 4, 8}) {
+      std::vector<double> rates;
+      for (int rep = 0; rep < kReps; ++rep) {
+        std::atomic<int> failures{0};
+        std::vector<std::thread> threads;
+        auto start = Clock::now();
+        for (int w = 0; w < workers; ++w) {
+          threads.emplace_back([&, w] {
+            PsClient client(addresses, vars, plan, absl::StrCat("worker-", w));
+            Params params, grads = {std::vector<float>(vars[0].size, 0.5f)};
+            for (int r = 0; r < kRounds; ++r) failures += !client.PushPull(&grads, r, 0, absl::ZeroDuration(), &params).ok();
+          });
+        }
+        for (auto& t : threads) t.join();
+        if (failures > 0) std::cerr << failures << " failed steps\n";
+        rates.push_back(2.0 * kMib * kMiB * workers * kRounds / Seconds(start, Clock::now()));
+      }
+      std::cout << nlohmann::json{{"bench", "ps_scaling"}, {"model_mib", kMib},   {"ps", num_ps},
+                                  {"workers", workers},    {"repetitions", kReps}, {"aggregate_gb_per_s", Median(rates) / 1e9}}
+                       .dump()
+                << std::endl;
+    }
+    for (auto& s : services) s->Close();
+    for (auto& s : servers) s->Shutdown();
+  }
+}
+
 }  // namespace
 
-int main() {
-  TransportBench();
-  UpdateBench();
+int main(int argc, char** argv) {
+  std::set<std::string> only = {"transport", "memory", "update", "scaling"};
+  std::vector<size_t> sizes = {1, 16, 64, 256};
+  std::string trainer = (std::filesystem::path(argv[0]).parent_path() / "disttrain-trainer").string();
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--only") {
+      only.clear();
+      for (absl::string_view s : absl::StrSplit(value, ',')) only.insert(std::string(s));
+    } else if (flag == "--sizes") {
+      sizes.clear();
+      for (absl::string_view s : absl::StrSplit(value, ',')) {
+        size_t v;
+        if (!absl::SimpleAtoi(s, &v)) return 2;
+        sizes.push_back(v);
+      }
+    } else if (flag == "--trainer") {
+      trainer = value;
+    } else {
+      std::cerr << "unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  if ((only.count("transport") || only.count("memory")) && access(trainer.c_str(), X_OK) != 0) {
+    std::cerr << "trainer_bench: no disttrain-trainer at " << trainer << " (pass --trainer)\n";
+    return 2;
+  }
+  if (only.count("transport")) TransportBench(trainer, sizes);
+  if (only.count("memory")) MemoryBench(trainer, sizes);
+  if (only.count("update")) UpdateBench();
+  if (only.count("scaling")) ScalingBench();
   return 0;
 }

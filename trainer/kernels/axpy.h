@@ -15,6 +15,10 @@ namespace disttrain::kernels {
 // y[i] += alpha * x[i] on the CPU. x and y must have the same size.
 void Axpy(float alpha, std::span<const float> x, std::span<float> y);
 
+// out[i] = y[i] + alpha * x[i] on the CPU: an update written to a fresh buffer (copy-on-write)
+// in the same pass. All three have the same size; out may be y.
+void AxpyTo(float alpha, std::span<const float> x, std::span<const float> y, std::span<float> out);
+
 // True when this binary has CUDA kernels and a CUDA device is visible.
 bool CudaAvailable();
 

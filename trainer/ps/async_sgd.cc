@@ -1,6 +1,8 @@
 // Asynchronous SGD (Hogwild / DOWNPOUR with a window of 1): every push is applied at once,
-// theta <- theta - lr * g, and counts as one global step.
-#include "trainer/kernels/axpy.h"
+// theta <- theta - lr * g, and counts as one global step. Pushes run concurrently: each block is
+// updated under its own lock only, so pushes never wait for each other's other blocks; one
+// push's blocks are spread over the cores.
+#include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -9,9 +11,11 @@ namespace {
 class AsyncSgd : public UpdateRule {
  public:
   explicit AsyncSgd(float lr) : lr_(lr) {}
-  PushResult Push(int64_t, const std::map<std::string, std::vector<float>>& gradient, ShardTable* table) override {
-    for (const auto& [name, g] : gradient) kernels::Axpy(-lr_, g, table->values[name]);
-    ++table->global_step;
+
+  PushResult Apply(int64_t, const GradientMap& gradient, ShardStore* store) override {
+    const std::vector<const float*> g = BlockSources(gradient, *store);
+    ParallelFor(g.size(), [&](size_t i) { store->Axpy(i, -lr_, g[i]); });
+    store->AdvanceStep();
     return {};
   }
 

@@ -1,41 +1,54 @@
-// The parameter server's gRPC service: holds its shards of the variables, serves pulls in
-// bounded chunks, applies pushes through an UpdateRule, and (synchronous mode) makes pulls wait
-// for the step they ask for. Thread-safe: gRPC calls it from many threads.
+// The parameter server's gRPC service: holds its shards of the variables in a ShardStore, and
+// serves PushPull, one call per training step: receive a gradient, apply it through an
+// UpdateRule, then (after waiting for the asked step in synchronous mode) stream the variables
+// back. PushPull runs on gRPC's callback API (push_pull_reactor.h): no thread per call, tensor
+// bytes never copied through protobuf. Init and Describe are rare and use the plain sync API.
+// Thread-safe.
 #ifndef DISTTRAIN_TRAINER_PS_PARAMETER_SERVER_H_
 #define DISTTRAIN_TRAINER_PS_PARAMETER_SERVER_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "disttrain/trainer/v1/parameter_server.grpc.pb.h"
+#include "trainer/ps/shard_store.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
 
-// 256 Ki floats = 1 MiB per chunk, well under gRPC's 4 MiB default message limit.
-inline constexpr size_t kChunkElements = 256 * 1024;
-
-class ParameterServer final : public v1::ParameterServer::Service {
+class ParameterServer final : public v1::ParameterServer::WithRawCallbackMethod_PushPull<v1::ParameterServer::Service> {
  public:
-  explicit ParameterServer(std::unique_ptr<UpdateRule> rule);
+  // `push_buffers`: pushes received at once, each buffered whole (the size of this server's
+  // variables) until it is complete; more wait. 1 keeps resident memory near twice the model.
+  explicit ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers = 1);
+  ~ParameterServer() override;
 
   grpc::Status Init(grpc::ServerContext* ctx, grpc::ServerReader<v1::InitRequest>* reader,
                     v1::InitResponse* response) override;
-  grpc::Status Pull(grpc::ServerContext* ctx, const v1::PullRequest* request,
-                    grpc::ServerWriter<v1::TensorChunk>* writer) override;
-  grpc::Status Push(grpc::ServerContext* ctx, grpc::ServerReader<v1::PushRequest>* reader,
-                    v1::PushResponse* response) override;
   grpc::Status Describe(grpc::ServerContext* ctx, const v1::DescribeRequest* request,
                         v1::DescribeResponse* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PushPull(grpc::CallbackServerContext* ctx) override;
+
+  // Answers every waiting pull now; call before grpc::Server::Shutdown.
+  void Close();
+
+  // The variables, or null before the first Init.
+  std::shared_ptr<ShardStore> store() const;
+  UpdateRule& rule() { return *rule_; }
+  const std::string& incarnation() const { return incarnation_; }
 
  private:
-  std::unique_ptr<UpdateRule> rule_ ABSL_GUARDED_BY(mu_);
-  absl::Mutex mu_;
-  ShardTable table_ ABSL_GUARDED_BY(mu_);
-  bool initialized_ ABSL_GUARDED_BY(mu_) = false;
+  const std::unique_ptr<UpdateRule> rule_;
+  const int push_buffers_;
   const std::string incarnation_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<ShardStore> store_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> stop_{false};
+  std::thread ticker_;  // expires the deadlines of waiting pulls
 };
 
 }  // namespace disttrain::trainer

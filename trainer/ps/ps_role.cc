@@ -26,7 +26,7 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o, const s
     LogError(rule.status().message());
     return kExitUsage;
   }
-  ParameterServer service(*std::move(rule));
+  ParameterServer service(*std::move(rule), static_cast<int>(o.ps_push_buffers));
   const std::string port = spec.own_address.substr(spec.own_address.rfind(':') + 1);
   grpc::ServerBuilder builder;
   int bound = 0;
@@ -41,6 +41,7 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o, const s
   LogInfo("parameter server listening", {{"task", spec.TaskName()}, {"port", port}, {"mode", o.mode},
                                          {"replicas_to_aggregate", absl::StrCat(rule_options.replicas_to_aggregate)}});
   while (!stop) absl::SleepFor(absl::Milliseconds(50));
+  service.Close();  // waiting pulls answer now instead of holding the shutdown
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   LogInfo("parameter server stopped on SIGTERM", {{"task", spec.TaskName()}});
   return kExitOk;

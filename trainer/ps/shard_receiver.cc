@@ -10,39 +10,44 @@ ShardReceiver::ShardReceiver(std::map<std::string, std::vector<float>>* targets)
     : targets_(targets) {}
 
 grpc::Status ShardReceiver::Add(const v1::TensorChunk& chunk) {
-  auto it = targets_->find(chunk.shard());
+  return Add(chunk.shard(), chunk.offset(), chunk.data().size(),
+             [&chunk](void* dst) { std::memcpy(dst, chunk.data().data(), chunk.data().size()); });
+}
+
+grpc::Status ShardReceiver::Add(const std::string& shard, uint64_t offset, size_t bytes,
+                                const std::function<void(void*)>& copy) {
+  auto it = targets_->find(shard);
   if (it == targets_->end()) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        absl::StrCat("unknown shard \"", chunk.shard(), "\""));
+                        absl::StrCat("unknown shard \"", shard, "\""));
   }
-  const std::string& data = chunk.data();
-  if (data.empty() || data.size() % sizeof(float) != 0) {
+  if (bytes == 0 || bytes % sizeof(float) != 0) {
     return grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(), " has ", data.size(),
+        absl::StrCat("chunk of ", shard, " at ", offset, " has ", bytes,
                      " bytes: want a positive number of whole float32 values"));
   }
   std::vector<float>& target = it->second;
-  const size_t n = data.size() / sizeof(float);
-  if (chunk.offset() > target.size() || n > target.size() - chunk.offset()) {
+  const size_t n = bytes / sizeof(float);
+  if (offset > target.size() || n > target.size() - offset) {
     return grpc::Status(grpc::StatusCode::OUT_OF_RANGE,
-                        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(), "+", n,
+                        absl::StrCat("chunk of ", shard, " at ", offset, "+", n,
                                      " is outside the shard of ", target.size()));
   }
-  size_t& received = received_[chunk.shard()];
-  if (chunk.offset() < received) {
+  size_t& received = received_[shard];
+  if (offset < received) {
     return grpc::Status(
         grpc::StatusCode::ALREADY_EXISTS,
-        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(),
+        absl::StrCat("chunk of ", shard, " at ", offset,
                      " repeats elements already received (next is ", received, ")"));
   }
-  if (chunk.offset() > received) {
+  if (offset > received) {
     return grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("chunk of ", chunk.shard(), " at ", chunk.offset(), " leaves a gap: elements ",
-                     received, "..", chunk.offset(), " are missing (chunks come in order)"));
+        absl::StrCat("chunk of ", shard, " at ", offset, " leaves a gap: elements ",
+                     received, "..", offset, " are missing (chunks come in order)"));
   }
-  std::memcpy(target.data() + chunk.offset(), data.data(), data.size());
+  copy(target.data() + offset);
   received += n;
   return grpc::Status::OK;
 }

@@ -14,6 +14,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ class ShardReceiver {
   explicit ShardReceiver(std::map<std::string, std::vector<float>>* targets);
 
   grpc::Status Add(const v1::TensorChunk& chunk);
+  // A chunk of `bytes` bytes at element `offset` of `shard`; `copy(dst)` copies its data.
+  grpc::Status Add(const std::string& shard, uint64_t offset, size_t bytes,
+                   const std::function<void(void*)>& copy);
   // OK when every shard is complete.
   grpc::Status Finish() const;
 

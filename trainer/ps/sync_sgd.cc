@@ -3,7 +3,9 @@
 // `replicas_to_aggregate` gradients of the current step arrived, their average is applied and
 // the global step advances. Workers beyond replicas_to_aggregate are backups: the slowest
 // gradients of each step are the ones dropped.
+#include "absl/synchronization/mutex.h"
 #include "trainer/kernels/axpy.h"
+#include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -13,31 +15,38 @@ class SyncSgd : public UpdateRule {
  public:
   SyncSgd(float lr, int k) : lr_(lr), k_(k) {}
 
-  PushResult Push(int64_t step, const std::map<std::string, std::vector<float>>& gradient,
-                  ShardTable* table) override {
-    if (step != table->global_step) return {true};
+  bool consistent_pulls() const override { return true; }
+
+  PushResult Apply(int64_t step, const GradientMap& gradient, ShardStore* store) override {
+    absl::MutexLock lock(&mu_);
+    if (store != store_) {  // re-initialised: partial aggregates belong to the old variables
+      sum_.clear();
+      count_ = 0;
+      store_ = store;
+    }
+    if (step != store->global_step()) return {true};
     for (const auto& [name, g] : gradient) {
       std::vector<float>& acc = sum_[name];
-      if (acc.empty()) acc.assign(g.size(), 0.0f);
+      if (count_ == 0) acc.assign(g.size(), 0.0f);  // reuses the buffer of the previous step
       kernels::Axpy(1.0f, g, acc);
     }
     if (++count_ < k_) return {};
-    for (auto& [name, acc] : sum_) kernels::Axpy(-lr_ / k_, acc, table->values[name]);
-    Reset();
-    ++table->global_step;
+    {
+      ShardStore::WholeStep whole(store);
+      const std::vector<const float*> acc = BlockSources(sum_, *store);
+      ParallelFor(acc.size(), [&](size_t i) { store->Axpy(i, -lr_ / k_, acc[i]); });
+      count_ = 0;
+    }
     return {};
-  }
-
-  void Reset() override {
-    sum_.clear();
-    count_ = 0;
   }
 
  private:
   const float lr_;
   const int k_;
-  std::map<std::string, std::vector<float>> sum_;
-  int count_ = 0;
+  absl::Mutex mu_;
+  const ShardStore* store_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::map<std::string, std::vector<float>> sum_ ABSL_GUARDED_BY(mu_);
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

@@ -2,7 +2,8 @@
 // scheme: async_sgd.cc (Hogwild-style, every push applied at once) and sync_sgd.cc
 // (SyncReplicasOptimizer semantics). A new scheme is a new UpdateRule.
 //
-// The server calls Push() with its lock held; rules need no locking of their own.
+// The server calls Apply() for every complete push, from many threads at once: a rule writes the
+// variables through the ShardStore (per-block copy-on-write) and guards its own state.
 #ifndef DISTTRAIN_TRAINER_PS_UPDATE_RULE_H_
 #define DISTTRAIN_TRAINER_PS_UPDATE_RULE_H_
 
@@ -13,14 +14,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "trainer/ps/shard_store.h"
 
 namespace disttrain::trainer {
-
-// The variables one server holds, by shard name, and its global step.
-struct ShardTable {
-  std::map<std::string, std::vector<float>> values;
-  int64_t global_step = 0;
-};
 
 struct PushResult {
   bool dropped = false;  // stale: not applied
@@ -29,11 +25,11 @@ struct PushResult {
 class UpdateRule {
  public:
   virtual ~UpdateRule() = default;
-  // A complete push: the gradient of every shard this server holds, computed at `step`.
-  virtual PushResult Push(int64_t step, const std::map<std::string, std::vector<float>>& gradient,
-                          ShardTable* table) = 0;
-  // Forgets partial aggregates (after the table is re-initialised from a checkpoint).
-  virtual void Reset() {}
+  // A complete push: the gradient of every shard `store` holds, computed at `step`.
+  virtual PushResult Apply(int64_t step, const GradientMap& gradient, ShardStore* store) = 0;
+  // True when a pull must see one step's values (synchronous training); otherwise each block is
+  // read as it is when sent (Hogwild).
+  virtual bool consistent_pulls() const { return false; }
 };
 
 struct UpdateRuleOptions {

@@ -6,8 +6,11 @@
 #include <map>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
+#include "trainer/worker/push_pull_call.h"
+
 #include "absl/strings/str_cat.h"
-#include "trainer/ps/parameter_server.h"
+#include "trainer/ps/shard_store.h"
 
 namespace disttrain::trainer {
 
@@ -62,9 +65,12 @@ PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<Variab
   args.SetMaxReceiveMessageSize(8 << 20);
   args.SetMaxSendMessageSize(8 << 20);
   for (const std::string& a : addresses) {
-    stubs_.push_back(v1::ParameterServer::NewStub(
-        grpc::CreateCustomChannel(a, grpc::InsecureChannelCredentials(), args)));
+    std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(a, grpc::InsecureChannelCredentials(), args);
+    stubs_.push_back(v1::ParameterServer::NewStub(channel));
+    generic_.push_back(std::make_unique<grpc::GenericStub>(channel));
   }
+  shards_of_.resize(addresses.size());
+  for (const Shard& s : plan_) shards_of_[s.ps][s.name] = &s;
 }
 
 absl::StatusOr<std::vector<PsState>> PsClient::DescribeAll() {
@@ -101,54 +107,49 @@ absl::Status PsClient::InitAll(const Params& params, int64_t global_step) {
   });
 }
 
-absl::StatusOr<int64_t> PsClient::PullAll(int64_t min_step, absl::Duration wait, Params* params) {
+absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, int64_t step, int64_t min_step,
+                                                        absl::Duration wait, Params* params) {
   if (params->size() != variables_.size()) {
     params->clear();
     for (const VariableSpec& v : variables_) params->emplace_back(v.size, 0.0f);
   }
-  std::map<std::string, const Shard*> by_name;
-  for (const Shard& s : plan_) by_name[s.name] = &s;
-  std::vector<int64_t> steps(num_ps(), 0);
-  absl::Status st = ForEachPs(num_ps(), [&](int i) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoSeconds(wait) + std::chrono::seconds(30));
-    v1::PullRequest req;
-    req.set_min_step(min_step);
-    req.set_wait_ms(absl::ToInt64Milliseconds(wait));
-    auto reader = stubs_[i]->Pull(&ctx, req);
-    v1::TensorChunk chunk;
-    while (reader->Read(&chunk)) {
-      auto it = by_name.find(chunk.shard());
-      if (it == by_name.end() || it->second->ps != i) continue;
-      const Shard& s = *it->second;
-      const size_t n = chunk.data().size() / sizeof(float);
-      if (chunk.offset() + n > s.size) continue;
-      std::memcpy((*params)[s.variable].data() + s.offset + chunk.offset(), chunk.data().data(), n * sizeof(float));
+  v1::PushPullHeader header;
+  header.set_step(step);
+  header.set_worker(worker_);
+  header.set_push(grads != nullptr);
+  header.set_min_step(min_step);
+  header.set_wait_ms(absl::ToInt64Milliseconds(wait));
+  // gRPC may hold the gradient's slices a little past a call's end: the gradient is reused only
+  // once the last slice let go of the pin.
+  absl::Notification released;
+  std::vector<std::unique_ptr<PushPullCall>> calls;
+  {
+    std::shared_ptr<const void> pin(nullptr, [&released](const void*) { released.Notify(); });
+    for (int i = 0; i < num_ps(); ++i) {
+      calls.push_back(std::make_unique<PushPullCall>(header, shards_of_[i], grads, pin, params));
     }
-    absl::Status r = FromGrpc(reader->Finish(), absl::StrCat("pull from ps ", i, " at ", addresses_[i]));
-    auto md = ctx.GetServerTrailingMetadata().find("global-step");
-    if (md != ctx.GetServerTrailingMetadata().end()) steps[i] = std::stoll(std::string(md->second.data(), md->second.size()));
-    return r;
-  });
-  if (!st.ok()) return st;
-  return steps[0];
+  }
+  for (int i = 0; i < num_ps(); ++i) calls[i]->Start(generic_[i].get(), wait + absl::Seconds(60));
+  absl::Status first;
+  for (int i = 0; i < num_ps(); ++i) {
+    absl::Status s = calls[i]->Wait();
+    if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat("ps ", i, " at ", addresses_[i], ": ", s.message()));
+  }
+  if (!released.WaitForNotificationWithTimeout(absl::Seconds(30))) {
+    return absl::InternalError("gRPC still holds the gradient 30 s after the calls ended");
+  }
+  if (!first.ok()) return first;
+  StepResult r;
+  r.global_step = calls[0]->status().global_step();
+  r.dropped = calls[0]->status().dropped();
+  for (const auto& c : calls) r.incarnations.push_back(c->status().incarnation());
+  return r;
 }
 
-absl::StatusOr<v1::PushResponse> PsClient::PushAll(int64_t step, const Params& grads) {
-  std::vector<v1::PushResponse> responses(num_ps());
-  absl::Status st = ForEachPs(num_ps(), [&](int i) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    auto writer = stubs_[i]->Push(&ctx, &responses[i]);
-    v1::PushRequest req;
-    req.mutable_header()->set_step(step);
-    req.mutable_header()->set_worker(worker_);
-    if (writer->Write(req)) WriteChunks<v1::PushRequest>(writer.get(), plan_, i, grads);
-    writer->WritesDone();
-    return FromGrpc(writer->Finish(), absl::StrCat("push to ps ", i, " at ", addresses_[i]));
-  });
-  if (!st.ok()) return st;
-  return responses[0];
+absl::StatusOr<int64_t> PsClient::PullAll(Params* params) {
+  absl::StatusOr<StepResult> r = PushPull(nullptr, 0, 0, absl::ZeroDuration(), params);
+  if (!r.ok()) return r.status();
+  return r->global_step;
 }
 
 }  // namespace disttrain::trainer

@@ -1,9 +1,14 @@
-// The training replicas' client of every parameter server: pulls and pushes all shards in
-// parallel (one stream per server), assembling them into whole variables by the shard plan.
-// Thread-compatible: one replica's loop uses it from one thread.
+// The training replicas' client of every parameter server. A training step is one PushPull per
+// server, all servers at once (push_pull_call.h): the gradient goes out and the variables come
+// back in the same call, assembled into whole variables by the shard plan. A server's
+// incarnation comes back with every reply, so a restarted server is noticed without a
+// Describe per step. Thread-compatible: one replica's loop uses it from one thread.
 #ifndef DISTTRAIN_TRAINER_WORKER_PS_CLIENT_H_
 #define DISTTRAIN_TRAINER_WORKER_PS_CLIENT_H_
 
+#include <grpcpp/generic/generic_stub.h>
+
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,14 +35,22 @@ class PsClient {
   absl::StatusOr<std::vector<PsState>> DescribeAll();
   // Writes `params` (whole variables) into every server at `global_step`.
   absl::Status InitAll(const Params& params, int64_t global_step);
-  // Reads every variable; in synchronous mode first waits (up to `wait`) for `min_step`.
-  // Returns the global step of the values (server 0's).
-  absl::StatusOr<int64_t> PullAll(int64_t min_step, absl::Duration wait, Params* params);
-  // Sends `grads` computed at `step`; returns server 0's answer.
-  absl::StatusOr<v1::PushResponse> PushAll(int64_t step, const Params& grads);
+  struct StepResult {
+    int64_t global_step = 0;  // of the pulled values (server 0's)
+    bool dropped = false;     // server 0 dropped the push as stale (synchronous mode)
+    std::vector<std::string> incarnations;
+  };
+  // Sends `grads` computed at `step` (null: pull only), then reads every variable into `params`;
+  // the pull first waits (up to `wait`) for the servers to reach `min_step`.
+  absl::StatusOr<StepResult> PushPull(const Params* grads, int64_t step, int64_t min_step, absl::Duration wait,
+                                      Params* params);
+  // Reads every variable.
+  absl::StatusOr<int64_t> PullAll(Params* params);
 
  private:
   std::vector<std::unique_ptr<v1::ParameterServer::Stub>> stubs_;
+  std::vector<std::unique_ptr<grpc::GenericStub>> generic_;
+  std::vector<std::map<std::string, const Shard*>> shards_of_;  // by server
   std::vector<std::string> addresses_;
   const std::vector<VariableSpec> variables_;
   const std::vector<Shard> plan_;

@@ -32,6 +32,8 @@ class Replica {
  private:
   // Handles an unreachable or failing peer; false once the retry budget is spent.
   bool Tolerate(const absl::Status& s);
+  void Recovered();
+  bool AwaitInitialized(int* exit_code);
   absl::Status InitializeOrRestore();
   void SaveCheckpoint(int64_t step, const Params& params);
   int Finish();
@@ -48,7 +50,6 @@ class Replica {
   absl::Time failing_since_ = absl::InfiniteFuture();
   int64_t last_checkpoint_ = -1;
   bool usage_error_ = false;
-  std::vector<std::string> pushed_to_;  // the servers' incarnations at this replica's last push
 };
 
 bool Replica::Tolerate(const absl::Status& s) {
@@ -98,72 +99,86 @@ void Replica::SaveCheckpoint(int64_t step, const Params& params) {
   EmitEvent({{"event", "checkpoint"}, {"global_step", step}});
 }
 
+// Waits until every server holds the variables (the chief initialises or restores them).
+// False when the replica must exit (`*exit_code`).
+bool Replica::AwaitInitialized(int* exit_code) {
+  absl::StatusOr<std::vector<PsState>> states = client_.DescribeAll();
+  if (!states.ok()) {
+    if (!Tolerate(states.status())) *exit_code = kExitTransient;
+    return false;
+  }
+  Recovered();
+  if (std::all_of(states->begin(), states->end(), [](const PsState& s) { return s.initialized; })) return true;
+  if (!chief_) {
+    absl::SleepFor(absl::Milliseconds(100));
+    return false;
+  }
+  absl::Status s = InitializeOrRestore();
+  if (usage_error_) {
+    LogError(s.message());
+    *exit_code = kExitUsage;
+  } else if (!s.ok() && !Tolerate(s)) {
+    *exit_code = kExitTransient;
+  }
+  return false;
+}
+
+void Replica::Recovered() {
+  if (failing_since_ == absl::InfiniteFuture()) return;
+  LogInfo("parameter servers are back", {{"task", spec_.TaskName()}});
+  failing_since_ = absl::InfiniteFuture();
+}
+
 int Replica::Run(const std::atomic<bool>& stop) {
   Params params, grads;
-  int64_t step = 0;        // the step this replica computes next
-  bool have_step = false;
+  bool ready = false;      // every server was seen initialised
+  bool pending = false;    // `grads` (computed at `grad_step`) wait to be pushed
+  int64_t grad_step = 0;
+  int64_t want = 0;        // synchronous: the step whose variables the next pull waits for
+  std::vector<std::string> incarnations;
   while (!stop) {
-    absl::StatusOr<std::vector<PsState>> states = client_.DescribeAll();
-    if (!states.ok()) {
-      if (!Tolerate(states.status())) return kExitTransient;
+    if (!ready) {
+      int exit_code = -1;
+      ready = AwaitInitialized(&exit_code);
+      if (exit_code >= 0) return exit_code;
+      pending = false;
+      incarnations.clear();
       continue;
     }
-    if (failing_since_ != absl::InfiniteFuture()) {
-      LogInfo("parameter servers are back", {{"task", spec_.TaskName()}});
-      failing_since_ = absl::InfiniteFuture();
-    }
-    const bool initialized = std::all_of(states->begin(), states->end(), [](const PsState& s) { return s.initialized; });
-    if (!initialized) {
-      if (chief_) {
-        absl::Status s = InitializeOrRestore();
-        if (usage_error_) {
-          LogError(s.message());
-          return kExitUsage;
-        }
-        if (!s.ok() && !Tolerate(s)) return kExitTransient;
-      } else {
-        absl::SleepFor(absl::Milliseconds(100));  // the chief initialises them
-      }
-      have_step = false;
+    // One call per server per step: push the last gradient (if any), pull the variables.
+    absl::StatusOr<PsClient::StepResult> r =
+        client_.PushPull(pending ? &grads : nullptr, grad_step, sync_ ? want : 0, absl::Seconds(2), &params);
+    const bool pushed = pending;
+    pending = false;  // never pushed twice: after a failure the gradient may or may not be applied
+    if (!r.ok()) {
+      ready = false;
+      if (r.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(r.status())) return kExitTransient;
       continue;
     }
-    const int64_t global = (*states)[0].global_step;
-    if (global >= o_.steps) break;
-    std::vector<std::string> incarnations;
-    for (const PsState& s : *states) incarnations.push_back(s.incarnation);
-    // A parameter server restarted since this replica's last push: the chief restored every
-    // server from a checkpoint, so that push may be lost with it. Resume at the restored step;
-    // waiting for the step after it would wait for a gradient nobody computes any more.
-    const bool restored = have_step && incarnations != pushed_to_;
-    if (!have_step || restored || global < step - 1) step = global;
-
-    absl::StatusOr<int64_t> pulled = client_.PullAll(sync_ ? step : 0, absl::Seconds(2), &params);
-    if (!pulled.ok()) {
-      if (pulled.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(pulled.status())) {
-        return kExitTransient;
-      }
-      continue;
+    Recovered();
+    if (pushed && sync_) want = r->dropped ? r->global_step : grad_step + 1;
+    // A server restarted since the last step: the chief restored every server from a checkpoint,
+    // so resume at the restored step; waiting for the step after this replica's last push would
+    // wait for a gradient nobody computes any more.
+    if (r->incarnations != incarnations) {
+      if (!incarnations.empty()) LogInfo("a parameter server restarted; resuming at its step",
+                                         {{"task", spec_.TaskName()}, {"global_step", absl::StrCat(r->global_step)}});
+      incarnations = r->incarnations;
+      want = r->global_step;
     }
-    if (sync_ && *pulled < step) continue;  // still waiting for the step's aggregate
-    step = *pulled;
+    if (sync_ && r->global_step < want) continue;  // the step's aggregate is not applied yet
+    const int64_t step = r->global_step;
     if (step >= o_.steps) break;
     if (chief_ && step % o_.checkpoint_steps == 0 && step > last_checkpoint_) SaveCheckpoint(step, params);
 
     Batch batch = batches_ ? batches_->Next() : Batch{};
     const float loss = setup_.model->LossAndGradient(params, batch, &grads);
-    absl::StatusOr<v1::PushResponse> pushed = client_.PushAll(step, grads);
-    if (!pushed.ok()) {
-      if (pushed.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(pushed.status())) {
-        return kExitTransient;
-      }
-      continue;
-    }
     if (o_.log_every > 0 && step % o_.log_every == 0) {
       EmitEvent({{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
     }
-    step = sync_ ? (pushed->dropped() ? pushed->global_step() : step + 1) : pushed->global_step();
-    have_step = true;
-    pushed_to_ = std::move(incarnations);
+    pending = true;
+    grad_step = step;
+    want = step + 1;
   }
   if (stop) {
     LogInfo("stopping on SIGTERM", {{"task", spec_.TaskName()}});
@@ -174,7 +189,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
 
 int Replica::Finish() {
   Params params;
-  absl::StatusOr<int64_t> pulled = client_.PullAll(0, absl::ZeroDuration(), &params);
+  absl::StatusOr<int64_t> pulled = client_.PullAll(&params);
   if (!pulled.ok()) {
     LogError("cannot read the final variables", {{"error", pulled.status().ToString()}});
     return kExitTransient;

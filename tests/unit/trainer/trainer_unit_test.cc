@@ -42,27 +42,43 @@ TEST(ShardPlanTest, BalancesBytesAndSplitsLargeVariables) {
   EXPECT_EQ(PlanShards(vars, 3)[1].ps, plan[1].ps) << "deterministic";
 }
 
-std::map<std::string, std::vector<float>> Grad(float v) { return {{"w/0", {v, v}}}; }
+GradientMap Grad(float v) { return {{"w/0", {v, v}}}; }
+
+std::vector<float> Values(const ShardStore& store) {
+  ShardStore::BlockRef b = store.Read(0);
+  return std::vector<float>(b->values.get(), b->values.get() + b->size);
+}
 
 TEST(UpdateRuleTest, AsyncAppliesEveryPushAtOnce) {
-  ShardTable t{{{"w/0", {1, 1}}}, 0};
+  ShardStore store({{"w/0", {1, 1}}}, 0, 1);
   auto rule = MakeAsyncSgd(0.5f);
-  rule->Push(0, Grad(2), &t);
-  rule->Push(0, Grad(2), &t);  // a stale step is still applied
-  EXPECT_EQ(t.values["w/0"], (std::vector<float>{-1, -1}));
-  EXPECT_EQ(t.global_step, 2);
+  rule->Apply(0, Grad(2), &store);
+  rule->Apply(0, Grad(2), &store);  // a stale step is still applied
+  EXPECT_EQ(Values(store), (std::vector<float>{-1, -1}));
+  EXPECT_EQ(store.global_step(), 2);
 }
 
 TEST(UpdateRuleTest, SyncAveragesReplicasToAggregateAndDropsStaleGradients) {
-  ShardTable t{{{"w/0", {1, 1}}}, 0};
+  ShardStore store({{"w/0", {1, 1}}}, 0, 1);
   auto rule = MakeSyncSgd(0.5f, 2);
-  EXPECT_FALSE(rule->Push(0, Grad(2), &t).dropped);
-  EXPECT_EQ(t.global_step, 0) << "waits for the second gradient";
-  EXPECT_FALSE(rule->Push(0, Grad(4), &t).dropped);
-  EXPECT_EQ(t.global_step, 1);
-  EXPECT_EQ(t.values["w/0"], (std::vector<float>{-0.5f, -0.5f}));  // 1 - 0.5 * (2 + 4) / 2
-  EXPECT_TRUE(rule->Push(0, Grad(100), &t).dropped) << "a backup worker's late gradient";
-  EXPECT_EQ(t.values["w/0"], (std::vector<float>{-0.5f, -0.5f}));
+  EXPECT_FALSE(rule->Apply(0, Grad(2), &store).dropped);
+  EXPECT_EQ(store.global_step(), 0) << "waits for the second gradient";
+  EXPECT_FALSE(rule->Apply(0, Grad(4), &store).dropped);
+  EXPECT_EQ(store.global_step(), 1);
+  EXPECT_EQ(Values(store), (std::vector<float>{-0.5f, -0.5f}));  // 1 - 0.5 * (2 + 4) / 2
+  EXPECT_TRUE(rule->Apply(0, Grad(100), &store).dropped) << "a backup worker's late gradient";
+  EXPECT_EQ(Values(store), (std::vector<float>{-0.5f, -0.5f}));
+}
+
+TEST(UpdateRuleTest, SyncForgetsPartialAggregatesOfAReplacedStore) {
+  auto rule = MakeSyncSgd(0.5f, 2);
+  ShardStore old_store({{"w/0", {1, 1}}}, 0, 1);
+  rule->Apply(0, Grad(2), &old_store);
+  ShardStore restored({{"w/0", {1, 1}}}, 0, 1);  // e.g. restored from a checkpoint
+  rule->Apply(0, Grad(4), &restored);
+  EXPECT_EQ(restored.global_step(), 0) << "the gradient pushed to the old store does not count";
+  rule->Apply(0, Grad(4), &restored);
+  EXPECT_EQ(Values(restored), (std::vector<float>{-1, -1}));
 }
 
 TEST(UpdateRuleTest, RejectsUnknownModes) {

@@ -1,12 +1,15 @@
 // The parameter server behind a real gRPC server on loopback, driven chunk by chunk through the
-// generated stub: a push is applied only when every element of every shard arrived exactly once
-// and the stream ended normally.
+// generated (protobuf) stub, so the server's hand-written wire path meets ordinary protobuf: a
+// push is applied only when every element of every shard arrived exactly once and the stream
+// ended normally.
 #include "trainer/ps/parameter_server.h"
 
 #include <grpcpp/grpcpp.h>
 
 #include <cstring>
+#include <atomic>
 #include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -24,8 +27,8 @@ std::string Bytes(const std::vector<float>& v, size_t from, size_t n) {
   return std::string(reinterpret_cast<const char*>(v.data() + from), n * sizeof(float));
 }
 
-v1::PushRequest Chunk(const std::string& shard, uint64_t offset, std::string data) {
-  v1::PushRequest r;
+v1::PushPullRequest Chunk(const std::string& shard, uint64_t offset, std::string data) {
+  v1::PushPullRequest r;
   r.mutable_chunk()->set_shard(shard);
   r.mutable_chunk()->set_offset(offset);
   r.mutable_chunk()->set_data(std::move(data));
@@ -77,46 +80,68 @@ class ParameterServerTest : public ::testing::Test {
     ASSERT_TRUE(w->Finish().ok());
   }
 
-  // Everything the server holds, by shard, and its global step.
+  // Everything the server holds, by shard, and its global step: a PushPull without a push.
   std::pair<std::map<std::string, std::vector<float>>, int64_t> Pull() {
     grpc::ClientContext ctx;
-    auto r = stub_->Pull(&ctx, v1::PullRequest());
+    auto rw = stub_->PushPull(&ctx);
+    v1::PushPullRequest h;
+    h.mutable_header()->set_push(false);
+    EXPECT_TRUE(rw->Write(h));
+    rw->WritesDone();
     std::map<std::string, std::vector<float>> out = {{"w/0", std::vector<float>(kShard)},
                                                      {"b/0", std::vector<float>(kSmall)}};
-    v1::TensorChunk c;
-    while (r->Read(&c))
+    v1::PushPullReply reply;
+    int64_t step = -1;
+    size_t elements = 0;
+    while (rw->Read(&reply)) {
+      if (reply.has_status()) {
+        EXPECT_EQ(step, -1) << "one status, first";
+        step = reply.status().global_step();
+        continue;
+      }
+      const v1::TensorChunk& c = reply.chunk();
       std::memcpy(out[c.shard()].data() + c.offset(), c.data().data(), c.data().size());
-    EXPECT_TRUE(r->Finish().ok());
-    auto md = ctx.GetServerTrailingMetadata().find("global-step");
-    return {out, std::stoll(std::string(md->second.data(), md->second.size()))};
+      elements += c.data().size() / sizeof(float);
+    }
+    EXPECT_TRUE(rw->Finish().ok());
+    EXPECT_EQ(elements, kShard + kSmall) << "every element pulled exactly once";
+    return {out, step};
   }
 
   // A push of the gradient 1.0 everywhere, as `worker` at `step`, whose messages are edited by
   // `shape` before they are sent; `cancel_after` > 0 cancels the call after that many messages.
   grpc::Status Push(const std::string& worker, int64_t step,
-                    const std::function<void(std::vector<v1::PushRequest>*)>& shape,
-                    size_t cancel_after = 0) {
+                    const std::function<void(std::vector<v1::PushPullRequest>*)>& shape,
+                    size_t cancel_after = 0, v1::PushPullStatus* status = nullptr,
+                    int64_t min_step = 0, int64_t wait_ms = 0) {
     const std::vector<float> ones_big(kShard, 1.0f), ones_small(kSmall, 1.0f);
-    std::vector<v1::PushRequest> msgs;
-    v1::PushRequest h;
+    std::vector<v1::PushPullRequest> msgs;
+    v1::PushPullRequest h;
     h.mutable_header()->set_step(step);
     h.mutable_header()->set_worker(worker);
+    h.mutable_header()->set_push(true);
+    h.mutable_header()->set_min_step(min_step);
+    h.mutable_header()->set_wait_ms(wait_ms);
     msgs.push_back(h);
     for (size_t off = 0; off < kShard; off += kChunkElements)
       msgs.push_back(Chunk("w/0", off, Bytes(ones_big, off, kChunkElements)));
     msgs.push_back(Chunk("b/0", 0, Bytes(ones_small, 0, kSmall)));
     shape(&msgs);
     grpc::ClientContext ctx;
-    v1::PushResponse resp;
-    auto w = stub_->Push(&ctx, &resp);
+    auto w = stub_->PushPull(&ctx);
     for (size_t i = 0; i < msgs.size(); ++i) {
       if (cancel_after > 0 && i == cancel_after) {
+        absl::SleepFor(absl::Milliseconds(100));  // the server reads what was sent first
         ctx.TryCancel();
         break;
       }
       if (!w->Write(msgs[i])) break;
     }
     if (cancel_after == 0) w->WritesDone();
+    v1::PushPullReply reply;
+    while (w->Read(&reply)) {
+      if (reply.has_status() && status != nullptr) *status = reply.status();
+    }
     return w->Finish();
   }
 
@@ -133,8 +158,8 @@ class ParameterServerTest : public ::testing::Test {
   std::vector<float> big_, small_;
 };
 
-using Shape = std::function<void(std::vector<v1::PushRequest>*)>;
-const Shape kAsIs = [](std::vector<v1::PushRequest>*) {};
+using Shape = std::function<void(std::vector<v1::PushPullRequest>*)>;
+const Shape kAsIs = [](std::vector<v1::PushPullRequest>*) {};
 
 TEST_F(ParameterServerTest, AppliesACompletePush) {
   Start(MakeAsyncSgd(0.5f));
@@ -158,6 +183,59 @@ TEST_F(ParameterServerTest, ACancelledPushChangesNothing) {
   auto [values, step] = Pull();
   EXPECT_EQ(step, 1);
   EXPECT_EQ(values["w/0"][3], big_[3] - 0.5f);
+}
+
+TEST_F(ParameterServerTest, TheReplyOfAPushIsTheUpdatedVariables) {
+  Start(MakeAsyncSgd(0.5f));
+  v1::PushPullStatus status;
+  ASSERT_TRUE(Push("w0", 0, kAsIs, 0, &status).ok());
+  EXPECT_EQ(status.global_step(), 1);
+  EXPECT_FALSE(status.dropped());
+  EXPECT_EQ(status.incarnation(), service_->incarnation());
+}
+
+TEST_F(ParameterServerTest, ConcurrentPushesAreEachAppliedOnce) {
+  Start(MakeAsyncSgd(0.5f));
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) failures += !Push(absl::StrCat("w", t), 0, kAsIs).ok();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  auto [values, step] = Pull();
+  EXPECT_EQ(step, 24);
+  for (size_t i : {size_t{0}, kChunkElements + 3, kShard - 1}) EXPECT_EQ(values["w/0"][i], big_[i] - 12.0f) << i;
+  EXPECT_EQ(values["b/0"][7], small_[7] - 12.0f);
+}
+
+TEST_F(ParameterServerTest, ASyncPullWaitsForTheStepItAsksFor) {
+  Start(MakeSyncSgd(0.5f, 2));
+  v1::PushPullStatus first;
+  // The first of two gradients, asking for step 1: nobody completes the step within 300 ms, so
+  // the reply comes at the deadline with step 0.
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(Push("w0", 0, kAsIs, 0, &first, /*min_step=*/1, /*wait_ms=*/300).ok());
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(250));
+  EXPECT_EQ(first.global_step(), 0);
+  v1::PushPullStatus second;
+  ASSERT_TRUE(Push("w1", 0, kAsIs, 0, &second, 1, 20'000).ok());
+  EXPECT_EQ(second.global_step(), 1) << "w1's gradient completed the step";
+  // Step 1: w0's pull waits while w1 computes; the step completes when w1 pushes.
+  v1::PushPullStatus waited;
+  std::atomic<bool> answered{false};
+  std::thread w0([&] {
+    EXPECT_TRUE(Push("w0", 1, kAsIs, 0, &waited, 2, 20'000).ok());
+    answered = true;
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(answered) << "the pull did not wait for step 2";
+  ASSERT_TRUE(Push("w1", 1, kAsIs).ok());
+  w0.join();
+  EXPECT_EQ(waited.global_step(), 2);
+  EXPECT_FALSE(waited.dropped());
 }
 
 struct Malformed {

@@ -1,0 +1,99 @@
+// The parameter server's variable store: copy-on-write blocks, one-step snapshots, step waiters
+// and the gradient buffer pool.
+#include "trainer/ps/shard_store.h"
+
+#include <thread>
+
+#include "gtest/gtest.h"
+
+namespace disttrain::trainer {
+namespace {
+
+constexpr size_t kTwoBlocksAndABit = 2 * kChunkElements + 10;
+
+std::map<std::string, std::vector<float>> Ones() {
+  return {{"b/0", std::vector<float>(3, 1.0f)}, {"w/0", std::vector<float>(kTwoBlocksAndABit, 1.0f)}};
+}
+
+TEST(ShardStoreTest, SplitsShardsIntoChunkSizedBlocks) {
+  ShardStore store(Ones(), 7, 1);
+  ASSERT_EQ(store.shards().size(), 2u);
+  EXPECT_EQ(store.shards()[1].name, "w/0");
+  EXPECT_EQ(store.shards()[1].num_blocks, 3u);
+  ASSERT_EQ(store.blocks().size(), 4u);
+  EXPECT_EQ(store.blocks()[3].offset, 2 * kChunkElements);
+  EXPECT_EQ(store.blocks()[3].size, 10u);
+  EXPECT_EQ(store.total_elements(), kTwoBlocksAndABit + 3);
+  EXPECT_EQ(store.global_step(), 7);
+}
+
+TEST(ShardStoreTest, AnUpdateNeverChangesABlockThatIsBeingSent) {
+  ShardStore store(Ones(), 0, 1);
+  const std::vector<float> half(kChunkElements, 0.5f);
+  ShardStore::BlockRef sending = store.Read(1);  // as a pull holds it while gRPC sends it
+  const float* where = sending->values.get();
+  store.Axpy(1, -2.0f, half.data());
+  EXPECT_EQ(sending->values[5], 1.0f) << "the block being sent changed under the pull";
+  ShardStore::BlockRef now = store.Read(1);
+  EXPECT_NE(now->values.get(), where) << "copy-on-write: the update went to a fresh block";
+  EXPECT_EQ(now->values[5], 0.0f);
+  sending.reset();
+  now.reset();
+  const float* before = store.Read(1)->values.get();
+  store.Axpy(1, 1.0f, half.data());
+  EXPECT_EQ(store.Read(1)->values.get(), before) << "nobody holds it: updated in place";
+  EXPECT_EQ(store.Read(1)->values[kChunkElements - 1], 0.5f);
+}
+
+TEST(ShardStoreTest, ASnapshotIsOneStepsValues) {
+  ShardStore store(Ones(), 0, 1);
+  const std::vector<float> ones(kChunkElements, 1.0f);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    while (!stop) {
+      ShardStore::WholeStep whole(&store);
+      for (size_t i = 0; i < store.blocks().size(); ++i) store.Axpy(i, 1.0f, ones.data());
+    }
+  });
+  for (int r = 0; r < 200; ++r) {
+    int64_t step = 0;
+    std::vector<ShardStore::BlockRef> snap = store.Snapshot(&step);
+    for (const auto& b : snap) ASSERT_EQ(b->values[0], 1.0f + static_cast<float>(step)) << "a torn snapshot";
+  }
+  stop = true;
+  writer.join();
+}
+
+TEST(ShardStoreTest, WaitersRunAtTheirStepAtTheirDeadlineOrOnClose) {
+  ShardStore store(Ones(), 0, 1);
+  std::vector<std::string> ran;
+  store.WhenStepReaches(0, absl::InfiniteFuture(), [&] { ran.push_back("now"); });
+  store.WhenStepReaches(2, absl::InfiniteFuture(), [&] { ran.push_back("step2"); });
+  store.WhenStepReaches(5, absl::Now() + absl::Milliseconds(1), [&] { ran.push_back("deadline"); });
+  store.WhenStepReaches(9, absl::InfiniteFuture(), [&] { ran.push_back("close"); });
+  EXPECT_EQ(ran, std::vector<std::string>{"now"});
+  store.AdvanceStep();
+  store.AdvanceStep();
+  EXPECT_EQ(ran, (std::vector<std::string>{"now", "step2"}));
+  store.ExpireWaiters(absl::Now() + absl::Seconds(1));
+  EXPECT_EQ(ran, (std::vector<std::string>{"now", "step2", "deadline"}));
+  store.Close();
+  EXPECT_EQ(ran, (std::vector<std::string>{"now", "step2", "deadline", "close"}));
+}
+
+TEST(ShardStoreTest, GradientBuffersAreBoundedAndReused) {
+  ShardStore store(Ones(), 0, 1);
+  std::unique_ptr<GradientMap> first, second;
+  store.AcquireGradient([&](std::unique_ptr<GradientMap> b) { first = std::move(b); });
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ((*first)["w/0"].size(), kTwoBlocksAndABit);
+  store.AcquireGradient([&](std::unique_ptr<GradientMap> b) { second = std::move(b); });
+  EXPECT_EQ(second, nullptr) << "one buffer: the second push waits";
+  GradientMap* address = first.get();
+  store.ReleaseGradient(std::move(first));
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second.get(), address) << "the released buffer is handed over, not reallocated";
+}
+
+}  // namespace
+}  // namespace disttrain::trainer

@@ -1,0 +1,100 @@
+// The replicas' client against real parameter servers on loopback: one PushPull per server per
+// step, all servers at once, gradients out and variables back in the same call.
+#include "trainer/worker/ps_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "trainer/ps/parameter_server.h"
+
+namespace disttrain::trainer {
+namespace {
+
+class PsClientTest : public ::testing::Test {
+ protected:
+  void Start(int num_ps, const std::function<std::unique_ptr<UpdateRule>()>& rule) {
+    for (int i = 0; i < num_ps; ++i) {
+      services_.push_back(std::make_unique<ParameterServer>(rule()));
+      grpc::ServerBuilder builder;
+      int port = 0;
+      builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+      builder.RegisterService(services_.back().get());
+      servers_.push_back(builder.BuildAndStart());
+      addresses_.push_back(absl::StrCat("127.0.0.1:", port));
+    }
+  }
+  void TearDown() override {
+    for (auto& s : services_) s->Close();
+    for (auto& s : servers_) s->Shutdown();
+  }
+  PsClient Client(const std::string& name) { return PsClient(addresses_, vars_, PlanShards(vars_, static_cast<int>(addresses_.size())), name); }
+
+  // A variable over several chunks and one small one.
+  std::vector<VariableSpec> vars_ = {{"w", 3 * kChunkElements + 17}, {"b", 5}};
+  std::vector<std::unique_ptr<ParameterServer>> services_;
+  std::vector<std::unique_ptr<grpc::Server>> servers_;
+  std::vector<std::string> addresses_;
+};
+
+Params Filled(const std::vector<VariableSpec>& vars, float v) {
+  Params p;
+  for (const auto& var : vars) p.emplace_back(var.size, v);
+  return p;
+}
+
+TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryServer) {
+  Start(3, [] { return MakeAsyncSgd(0.5f); });
+  PsClient client = Client("w0");
+  Params init = Filled(vars_, 1.0f);
+  init[0][kChunkElements + 1] = 7.0f;
+  ASSERT_TRUE(client.InitAll(init, 4).ok());
+  Params params;
+  absl::StatusOr<PsClient::StepResult> pulled = client.PushPull(nullptr, 0, 0, absl::ZeroDuration(), &params);
+  ASSERT_TRUE(pulled.ok()) << pulled.status();
+  EXPECT_EQ(pulled->global_step, 4);
+  EXPECT_EQ(params, init);
+  ASSERT_EQ(pulled->incarnations.size(), 3u);
+  EXPECT_EQ(pulled->incarnations[2], services_[2]->incarnation());
+
+  const Params grads = Filled(vars_, 2.0f);
+  absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, 4, 0, absl::ZeroDuration(), &params);
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->global_step, 5);
+  EXPECT_EQ(params[0][0], 0.0f);
+  EXPECT_EQ(params[0][kChunkElements + 1], 6.0f);
+  EXPECT_EQ(params[0].back(), 0.0f);
+  EXPECT_EQ(params[1], std::vector<float>(5, 0.0f));
+}
+
+TEST_F(PsClientTest, AServerWithoutVariablesIsFailedPrecondition) {
+  Start(2, [] { return MakeAsyncSgd(0.5f); });
+  Params params;
+  absl::StatusOr<PsClient::StepResult> r = Client("w0").PushPull(nullptr, 0, 0, absl::ZeroDuration(), &params);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+}
+
+TEST_F(PsClientTest, SynchronousReplicasMeetAtEveryStep) {
+  Start(2, [] { return MakeSyncSgd(0.5f, 2); });
+  ASSERT_TRUE(Client("init").InitAll(Filled(vars_, 1.0f), 0).ok());
+  std::vector<Params> seen(2);
+  std::vector<std::thread> replicas;
+  for (int r = 0; r < 2; ++r) {
+    replicas.emplace_back([&, r] {
+      PsClient client = Client(absl::StrCat("w", r));
+      const Params grads = Filled(vars_, static_cast<float>(r + 1));  // the average is 1.5
+      for (int step = 0; step < 3; ++step) {
+        absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, step, step + 1, absl::Seconds(10), &seen[r]);
+        ASSERT_TRUE(s.ok()) << s.status();
+        EXPECT_EQ(s->global_step, step + 1);
+        EXPECT_FALSE(s->dropped);
+      }
+    });
+  }
+  for (auto& t : replicas) t.join();
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[0][1][0], 1.0f - 3 * 0.5f * 1.5f);
+}
+
+}  // namespace
+}  // namespace disttrain::trainer

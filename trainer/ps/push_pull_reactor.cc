@@ -1,0 +1,115 @@
+#include "trainer/ps/push_pull_reactor.h"
+
+#include <algorithm>
+
+#include "absl/time/clock.h"
+#include "trainer/ps/parameter_server.h"
+
+namespace disttrain::trainer {
+
+namespace {
+constexpr int64_t kMaxWaitMs = 60'000;
+}  // namespace
+
+PushPullReactor::PushPullReactor(ParameterServer* server, grpc::CallbackServerContext* ctx)
+    : server_(server), ctx_(ctx) {
+  StartRead(&in_);
+}
+
+void PushPullReactor::OnReadDone(bool ok) {
+  if (!have_header_) {
+    OnHeader(ok);
+  } else {
+    OnChunk(ok);
+  }
+}
+
+void PushPullReactor::OnHeader(bool ok) {
+  have_header_ = true;
+  if (!ok || !decoded_.Parse(in_) || !decoded_.ParseField1(&header_)) {
+    return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "PushPull must start with a header"));
+  }
+  store_ = server_->store();
+  if (store_ == nullptr) return Fail(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "not initialized"));
+  if (!header_.push()) return WaitAndReply();
+  store_->AcquireGradient([this](std::unique_ptr<GradientMap> buffer) {
+    gradient_ = std::move(buffer);
+    receiver_ = std::make_unique<ShardReceiver>(gradient_.get());
+    StartRead(&in_);
+  });
+}
+
+void PushPullReactor::OnChunk(bool ok) {
+  if (ok) {
+    if (!decoded_.Parse(in_)) return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, decoded_.error()));
+    if (!decoded_.is_chunk()) {
+      return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected chunks after the header"));
+    }
+    grpc::Status s = receiver_->Add(decoded_.shard(), decoded_.offset(), decoded_.data_bytes(),
+                                    [this](void* dst) { decoded_.CopyData(dst); });
+    if (!s.ok()) return Fail(s);
+    return StartRead(&in_);
+  }
+  // The stream ended: applied only when the client half-closed and every element arrived.
+  if (ctx_->IsCancelled()) {
+    return Fail(grpc::Status(grpc::StatusCode::CANCELLED, "push cancelled; nothing was applied"));
+  }
+  if (grpc::Status s = receiver_->Finish(); !s.ok()) return Fail(s);
+  dropped_ = server_->rule().Apply(header_.step(), *gradient_, store_.get()).dropped;
+  ReleaseGradient();
+  WaitAndReply();
+}
+
+void PushPullReactor::WaitAndReply() {
+  const int64_t wait_ms = std::clamp<int64_t>(header_.wait_ms(), 0, kMaxWaitMs);
+  store_->WhenStepReaches(header_.min_step(), absl::Now() + absl::Milliseconds(wait_ms), [this] { Reply(); });
+}
+
+void PushPullReactor::Reply() {
+  v1::PushPullReply reply;
+  v1::PushPullStatus* status = reply.mutable_status();
+  if (server_->rule().consistent_pulls()) {
+    int64_t step = 0;
+    snapshot_ = store_->Snapshot(&step);
+    status->set_global_step(step);
+  } else {
+    status->set_global_step(store_->global_step());
+  }
+  status->set_dropped(dropped_);
+  status->set_incarnation(server_->incarnation());
+  out_ = wire::EncodeField1(*status);
+  StartWrite(&out_);
+}
+
+void PushPullReactor::OnWriteDone(bool ok) {
+  out_.Clear();  // drops the sent block: an update may now write it in place
+  if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away during the pull"));
+  if (next_block_ == store_->blocks().size()) return Finish(grpc::Status::OK);
+  WriteBlock();
+}
+
+void PushPullReactor::WriteBlock() {
+  const size_t i = next_block_++;
+  const ShardStore::BlockInfo& info = store_->blocks()[i];
+  ShardStore::BlockRef block = snapshot_.empty() ? store_->Read(i) : std::move(snapshot_[i]);
+  const float* data = block->values.get();
+  out_ = wire::EncodeChunk(store_->shards()[info.shard].name, info.offset, data, info.size, std::move(block));
+  StartWrite(&out_);
+}
+
+void PushPullReactor::Fail(const grpc::Status& status) {
+  ReleaseGradient();
+  Finish(status);
+}
+
+void PushPullReactor::ReleaseGradient() {
+  receiver_.reset();
+  if (gradient_ != nullptr) store_->ReleaseGradient(std::move(gradient_));
+}
+
+void PushPullReactor::OnDone() {
+  ReleaseGradient();
+  delete this;
+}
+
+}  // namespace disttrain::trainer

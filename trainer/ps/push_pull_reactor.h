@@ -1,0 +1,56 @@
+// One PushPull call on the server (see the proto): read the header; for a push, wait for a free
+// gradient buffer, receive every chunk into it (one copy out of gRPC's slices), apply it once it
+// is complete and the client half-closed; wait for the asked step; write a status, then every
+// block of the variables as a chunk that points at the block (no copy). Owned by gRPC: deletes
+// itself in OnDone. Reactions never block; waiting happens in callbacks (gradient pool, step).
+#ifndef DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
+#define DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <vector>
+
+#include "disttrain/trainer/v1/parameter_server.pb.h"
+#include "trainer/ps/shard_receiver.h"
+#include "trainer/ps/shard_store.h"
+#include "trainer/ps/wire.h"
+
+namespace disttrain::trainer {
+
+class ParameterServer;
+
+class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  PushPullReactor(ParameterServer* server, grpc::CallbackServerContext* ctx);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override;
+
+ private:
+  void OnHeader(bool ok);
+  void OnChunk(bool ok);
+  void WaitAndReply();
+  void Reply();
+  void WriteBlock();
+  void Fail(const grpc::Status& status);
+  void ReleaseGradient();
+
+  ParameterServer* const server_;
+  grpc::CallbackServerContext* const ctx_;
+  bool have_header_ = false;
+  grpc::ByteBuffer in_, out_;
+  wire::Decoded decoded_;
+  v1::PushPullHeader header_;
+  std::shared_ptr<ShardStore> store_;
+  std::unique_ptr<GradientMap> gradient_;
+  std::unique_ptr<ShardReceiver> receiver_;
+  bool dropped_ = false;
+  std::vector<ShardStore::BlockRef> snapshot_;  // consistent pulls only
+  size_t next_block_ = 0;
+};
+
+}  // namespace disttrain::trainer
+
+#endif  // DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_

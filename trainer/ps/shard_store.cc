@@ -1,0 +1,168 @@
+#include "trainer/ps/shard_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "trainer/kernels/axpy.h"
+
+namespace disttrain::trainer {
+
+ShardStore::ShardStore(std::map<std::string, std::vector<float>> values, int64_t global_step,
+                       int push_buffers)
+    : step_(global_step), buffers_left_(std::max(1, push_buffers)) {
+  for (const auto& [name, v] : values) {
+    ShardInfo s{name, v.size(), blocks_.size(), 0};
+    for (size_t off = 0; off < v.size(); off += kChunkElements) {
+      blocks_.push_back({shards_.size(), off, std::min(kChunkElements, v.size() - off)});
+      ++s.num_blocks;
+    }
+    total_ += v.size();
+    shards_.push_back(std::move(s));
+  }
+  slots_ = std::make_unique<Slot[]>(blocks_.size());
+  for (const ShardInfo& s : shards_) {
+    std::vector<float> v = std::move(values.at(s.name));  // freed shard by shard: peak S + one shard
+    for (size_t i = s.first_block; i < s.first_block + s.num_blocks; ++i) {
+      auto block = std::make_shared<Block>(blocks_[i].size);
+      std::memcpy(block->values.get(), v.data() + blocks_[i].offset, blocks_[i].size * sizeof(float));
+      absl::MutexLock lock(&slots_[i].mu);
+      slots_[i].block = std::move(block);
+    }
+  }
+}
+
+ShardStore::~ShardStore() { Close(); }
+
+ShardStore::BlockRef ShardStore::Read(size_t block) const {
+  absl::MutexLock lock(&slots_[block].mu);
+  return slots_[block].block;
+}
+
+std::vector<ShardStore::BlockRef> ShardStore::Snapshot(int64_t* global_step) const {
+  absl::ReaderMutexLock version(&version_mu_);
+  std::vector<BlockRef> out;
+  out.reserve(blocks_.size());
+  for (size_t i = 0; i < blocks_.size(); ++i) out.push_back(Read(i));
+  *global_step = this->global_step();
+  return out;
+}
+
+void ShardStore::Axpy(size_t block, float alpha, const float* x) {
+  Slot& slot = slots_[block];
+  absl::MutexLock lock(&slot.mu);
+  const size_t n = slot.block->size;
+  if (slot.block.use_count() == 1) {  // nobody is sending it: update in place
+    kernels::Axpy(alpha, {x, n}, {slot.block->values.get(), n});
+    return;
+  }
+  auto fresh = std::make_shared<Block>(n);
+  kernels::AxpyTo(alpha, {x, n}, {slot.block->values.get(), n}, {fresh->values.get(), n});
+  slot.block = std::move(fresh);
+}
+
+int64_t ShardStore::global_step() const {
+  absl::MutexLock lock(&step_mu_);
+  return step_;
+}
+
+std::vector<std::function<void()>> ShardStore::IncrementStep() {
+  std::vector<std::function<void()>> ready;
+  absl::MutexLock lock(&step_mu_);
+  const int64_t step = ++step_;
+  auto satisfied = [step](const Waiter& w) { return w.min_step <= step; };
+  for (Waiter& w : waiters_) {
+    if (satisfied(w)) ready.push_back(std::move(w.fn));
+  }
+  waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(), satisfied), waiters_.end());
+  return ready;
+}
+
+void ShardStore::AdvanceStep() {
+  for (auto& fn : IncrementStep()) fn();
+}
+
+ShardStore::WholeStep::WholeStep(ShardStore* store) : store_(store) { store_->version_mu_.WriterLock(); }
+
+ShardStore::WholeStep::~WholeStep() {
+  std::vector<std::function<void()>> ready = store_->IncrementStep();
+  store_->version_mu_.WriterUnlock();
+  for (auto& fn : ready) fn();
+}
+
+void ShardStore::WhenStepReaches(int64_t min_step, absl::Time deadline, std::function<void()> fn) {
+  {
+    absl::MutexLock lock(&step_mu_);
+    if (!closed_ && step_ < min_step && deadline > absl::Now()) {
+      waiters_.push_back({min_step, deadline, std::move(fn)});
+      return;
+    }
+  }
+  fn();
+}
+
+void ShardStore::ExpireWaiters(absl::Time now) {
+  std::vector<std::function<void()>> ready;
+  {
+    absl::MutexLock lock(&step_mu_);
+    auto expired = [now](const Waiter& w) { return w.deadline <= now; };
+    for (Waiter& w : waiters_) {
+      if (expired(w)) ready.push_back(std::move(w.fn));
+    }
+    waiters_.erase(std::remove_if(waiters_.begin(), waiters_.end(), expired), waiters_.end());
+  }
+  for (auto& fn : ready) fn();
+}
+
+void ShardStore::Close() {
+  std::vector<Waiter> all;
+  {
+    absl::MutexLock lock(&step_mu_);
+    closed_ = true;
+    all.swap(waiters_);
+  }
+  for (Waiter& w : all) w.fn();
+}
+
+void ShardStore::AcquireGradient(std::function<void(std::unique_ptr<GradientMap>)> fn) {
+  std::unique_ptr<GradientMap> buffer;
+  {
+    absl::MutexLock lock(&pool_mu_);
+    if (!free_.empty()) {
+      buffer = std::move(free_.back());
+      free_.pop_back();
+    } else if (buffers_left_ > 0) {
+      --buffers_left_;
+      buffer = std::make_unique<GradientMap>();
+      for (const ShardInfo& s : shards_) (*buffer)[s.name].resize(s.size);
+    } else {
+      queue_.push_back(std::move(fn));
+      return;
+    }
+  }
+  fn(std::move(buffer));
+}
+
+void ShardStore::ReleaseGradient(std::unique_ptr<GradientMap> buffer) {
+  std::function<void(std::unique_ptr<GradientMap>)> next;
+  {
+    absl::MutexLock lock(&pool_mu_);
+    if (queue_.empty()) {
+      free_.push_back(std::move(buffer));
+      return;
+    }
+    next = std::move(queue_.front());
+    queue_.pop_front();
+  }
+  next(std::move(buffer));
+}
+
+std::vector<const float*> BlockSources(const GradientMap& values, const ShardStore& store) {
+  std::vector<const float*> out;
+  out.reserve(store.blocks().size());
+  for (const ShardStore::BlockInfo& b : store.blocks()) {
+    out.push_back(values.at(store.shards()[b.shard].name).data() + b.offset);
+  }
+  return out;
+}
+
+}  // namespace disttrain::trainer

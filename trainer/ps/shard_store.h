@@ -1,0 +1,136 @@
+// The variables one parameter server holds, split into blocks of one wire chunk (1 MiB).
+//
+// Each block is a reference-counted buffer. A pull takes references and sends the blocks from
+// where they lie; an update writes a block in place when no pull holds it and otherwise into a
+// fresh buffer that replaces it (copy-on-write, fused with the update, so it costs no extra pass).
+// Readers therefore never see a block change under them and never copy what they send, and
+// updates of different blocks never wait for each other (Hogwild, without data races).
+//
+// Whole-step updates (synchronous training) hold the version lock exclusively; Snapshot() takes
+// it shared, so a snapshot is one step's values. The store also owns the pool of gradient
+// buffers (pushes are received whole before they are applied) and the waiters of pulls that
+// wait for a step. Thread-safe.
+#ifndef DISTTRAIN_TRAINER_PS_SHARD_STORE_H_
+#define DISTTRAIN_TRAINER_PS_SHARD_STORE_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace disttrain::trainer {
+
+// 256 Ki floats = 1 MiB per chunk and per block, well under gRPC's 4 MiB default message limit.
+inline constexpr size_t kChunkElements = 256 * 1024;
+
+// A gradient for every shard a server holds, by shard name.
+using GradientMap = std::map<std::string, std::vector<float>>;
+
+class ShardStore {
+ public:
+  struct Block {
+    explicit Block(size_t n) : values(new float[n]), size(n) {}
+    std::unique_ptr<float[]> values;
+    size_t size;
+  };
+  using BlockRef = std::shared_ptr<const Block>;
+  struct BlockInfo {
+    size_t shard;   // index in shards()
+    size_t offset;  // first element within the shard
+    size_t size;
+  };
+  struct ShardInfo {
+    std::string name;
+    size_t size = 0;
+    size_t first_block = 0, num_blocks = 0;
+  };
+
+  // `push_buffers`: how many pushes may be received at once (each holds a gradient buffer the
+  // size of the server's variables).
+  ShardStore(std::map<std::string, std::vector<float>> values, int64_t global_step, int push_buffers);
+  ~ShardStore();
+
+  const std::vector<ShardInfo>& shards() const { return shards_; }
+  const std::vector<BlockInfo>& blocks() const { return blocks_; }
+  size_t total_elements() const { return total_; }
+
+  // The current version of one block.
+  BlockRef Read(size_t block) const;
+  // Every block of one step (waits for a whole-step update in progress).
+  std::vector<BlockRef> Snapshot(int64_t* global_step) const;
+
+  // values = values + alpha * x for one block (x has the block's size).
+  void Axpy(size_t block, float alpha, const float* x);
+  // Held while a whole step is applied (synchronous training): Snapshot() never sees half of it,
+  // and the step advances before the lock is released. Waiters run after.
+  class WholeStep {
+   public:
+    explicit WholeStep(ShardStore* store);
+    ~WholeStep();
+    WholeStep(const WholeStep&) = delete;
+    WholeStep& operator=(const WholeStep&) = delete;
+
+   private:
+    ShardStore* store_;
+  };
+
+  int64_t global_step() const;
+  // global_step += 1 (Hogwild: after every block of a push was applied); runs the waiters it
+  // satisfies.
+  void AdvanceStep();
+  // Runs `fn` once the step reaches `min_step`, or at `deadline`, or when the store closes,
+  // whichever comes first (at once when already there). `fn` may run on another thread.
+  void WhenStepReaches(int64_t min_step, absl::Time deadline, std::function<void()> fn);
+  // Runs the waiters whose deadline passed.
+  void ExpireWaiters(absl::Time now);
+  // Runs every waiter now (the store is being replaced or the server stops).
+  void Close();
+
+  // A gradient buffer shaped like the variables, given to `fn` when one is free (perhaps on
+  // another thread). Buffers come back through ReleaseGradient.
+  void AcquireGradient(std::function<void(std::unique_ptr<GradientMap>)> fn);
+  void ReleaseGradient(std::unique_ptr<GradientMap> buffer);
+
+ private:
+  struct Slot {
+    mutable absl::Mutex mu;
+    std::shared_ptr<Block> block ABSL_GUARDED_BY(mu);
+  };
+  struct Waiter {
+    int64_t min_step;
+    absl::Time deadline;
+    std::function<void()> fn;
+  };
+  // Increments the step and takes the waiters it satisfies.
+  std::vector<std::function<void()>> IncrementStep();
+
+  std::vector<ShardInfo> shards_;
+  std::vector<BlockInfo> blocks_;
+  size_t total_ = 0;
+  std::unique_ptr<Slot[]> slots_;
+  mutable absl::Mutex version_mu_;
+
+  mutable absl::Mutex step_mu_;
+  int64_t step_ ABSL_GUARDED_BY(step_mu_);
+  bool closed_ ABSL_GUARDED_BY(step_mu_) = false;
+  std::vector<Waiter> waiters_ ABSL_GUARDED_BY(step_mu_);
+
+  absl::Mutex pool_mu_;
+  int buffers_left_ ABSL_GUARDED_BY(pool_mu_);  // not yet allocated
+  std::vector<std::unique_ptr<GradientMap>> free_ ABSL_GUARDED_BY(pool_mu_);
+  std::deque<std::function<void(std::unique_ptr<GradientMap>)>> queue_ ABSL_GUARDED_BY(pool_mu_);
+};
+
+// For every block of `store`, where its part of `values` (shaped like the store) starts.
+std::vector<const float*> BlockSources(const GradientMap& values, const ShardStore& store);
+
+}  // namespace disttrain::trainer
+
+#endif  // DISTTRAIN_TRAINER_PS_SHARD_STORE_H_

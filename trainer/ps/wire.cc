@@ -1,0 +1,229 @@
+#include "trainer/ps/wire.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace disttrain::trainer::wire {
+namespace {
+
+// Protobuf wire types.
+constexpr int kVarint = 0, kFixed64 = 1, kLen = 2, kFixed32 = 5;
+
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void PutTag(int field, int type, std::string* out) { PutVarint(static_cast<uint64_t>(field << 3 | type), out); }
+
+void ReleaseKeepalive(void* p) { delete static_cast<std::shared_ptr<const void>*>(p); }
+
+// Reads protobuf framing across a list of slices.
+class SliceReader {
+ public:
+  SliceReader(const std::vector<grpc::Slice>& slices, size_t slice, size_t pos, size_t limit)
+      : slices_(slices), slice_(slice), pos_(pos), left_(limit) {}
+
+  size_t left() const { return left_; }
+  size_t slice() const { return slice_; }
+  size_t pos() const { return pos_; }
+
+  bool Byte(uint8_t* b) {
+    Normalize();
+    if (left_ == 0 || slice_ >= slices_.size()) return false;
+    *b = slices_[slice_].begin()[pos_++];
+    --left_;
+    return true;
+  }
+
+  bool Varint(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      uint8_t b;
+      if (!Byte(&b)) return false;
+      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  }
+
+  bool Skip(size_t n) {
+    if (n > left_) return false;
+    left_ -= n;
+    while (n > 0) {
+      Normalize();
+      if (slice_ >= slices_.size()) return false;
+      const size_t step = std::min(n, slices_[slice_].size() - pos_);
+      pos_ += step;
+      n -= step;
+    }
+    return true;
+  }
+
+  bool String(size_t n, std::string* out) {
+    if (n > left_) return false;
+    out->clear();
+    out->reserve(n);
+    left_ -= n;
+    while (n > 0) {
+      Normalize();
+      if (slice_ >= slices_.size()) return false;
+      const size_t step = std::min(n, slices_[slice_].size() - pos_);
+      out->append(reinterpret_cast<const char*>(slices_[slice_].begin()) + pos_, step);
+      pos_ += step;
+      n -= step;
+    }
+    return true;
+  }
+
+  // Skips a field of wire type `type` whose tag was read.
+  bool SkipField(int type) {
+    uint64_t n;
+    switch (type) {
+      case kVarint:
+        return Varint(&n);
+      case kFixed64:
+        return Skip(8);
+      case kLen:
+        return Varint(&n) && Skip(n);
+      case kFixed32:
+        return Skip(4);
+      default:
+        return false;
+    }
+  }
+
+ private:
+  void Normalize() {
+    while (slice_ < slices_.size() && pos_ >= slices_[slice_].size()) {
+      ++slice_;
+      pos_ = 0;
+    }
+  }
+
+  const std::vector<grpc::Slice>& slices_;
+  size_t slice_, pos_, left_;
+};
+
+size_t TotalSize(const std::vector<grpc::Slice>& slices) {
+  size_t n = 0;
+  for (const grpc::Slice& s : slices) n += s.size();
+  return n;
+}
+
+}  // namespace
+
+grpc::ByteBuffer EncodeChunk(std::string_view shard, uint64_t offset, const float* data, size_t n,
+                             std::shared_ptr<const void> keepalive) {
+  const size_t bytes = n * sizeof(float);
+  // TensorChunk: shard = 1 (string), offset = 2 (varint), data = 3 (bytes), in that order.
+  const size_t inner = 1 + VarintSize(shard.size()) + shard.size() + 1 + VarintSize(offset) + 1 +
+                       VarintSize(bytes) + bytes;
+  std::string head;
+  head.reserve(32 + shard.size());
+  PutTag(2, kLen, &head);
+  PutVarint(inner, &head);
+  PutTag(1, kLen, &head);
+  PutVarint(shard.size(), &head);
+  head.append(shard);
+  PutTag(2, kVarint, &head);
+  PutVarint(offset, &head);
+  PutTag(3, kLen, &head);
+  PutVarint(bytes, &head);
+  grpc::Slice slices[2] = {
+      grpc::Slice(head),
+      grpc::Slice(const_cast<float*>(data), bytes, &ReleaseKeepalive,
+                  new std::shared_ptr<const void>(std::move(keepalive)))};
+  return grpc::ByteBuffer(slices, bytes > 0 ? 2 : 1);
+}
+
+grpc::ByteBuffer EncodeField1(const google::protobuf::MessageLite& message) {
+  std::string out;
+  PutTag(1, kLen, &out);
+  PutVarint(message.ByteSizeLong(), &out);
+  message.AppendToString(&out);
+  grpc::Slice slice(out);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+bool Decoded::Parse(const grpc::ByteBuffer& buffer) {
+  slices_.clear();
+  field_ = 0;
+  shard_.clear();
+  offset_ = 0;
+  data_len_ = 0;
+  data_slice_ = data_pos_ = 0;
+  if (!buffer.Dump(&slices_).ok()) {
+    error_ = "unreadable message";
+    return false;
+  }
+  SliceReader r(slices_, 0, 0, TotalSize(slices_));
+  uint64_t tag, len;
+  if (!r.Varint(&tag) || (tag & 7) != kLen || !r.Varint(&len) || len != r.left()) {
+    error_ = "a message must hold exactly one header or one chunk";
+    return false;
+  }
+  field_ = static_cast<int>(tag >> 3);
+  if (field_ == 1) return r.String(len, &field1_);
+  if (field_ != 2) {
+    error_ = absl::StrCat("unexpected field ", field_);
+    return false;
+  }
+  bool have_data = false;
+  while (r.left() > 0) {
+    if (!r.Varint(&tag)) break;
+    const int field = static_cast<int>(tag >> 3), type = static_cast<int>(tag & 7);
+    if (field == 1 && type == kLen) {
+      if (!r.Varint(&len) || !r.String(len, &shard_)) break;
+    } else if (field == 2 && type == kVarint) {
+      if (!r.Varint(&offset_)) break;
+    } else if (field == 3 && type == kLen) {
+      if (!r.Varint(&len) || len > r.left()) break;
+      data_slice_ = r.slice();
+      data_pos_ = r.pos();
+      data_len_ = len;
+      have_data = true;
+      if (!r.Skip(len)) break;
+    } else if (!r.SkipField(type)) {
+      break;
+    }
+  }
+  if (r.left() > 0) {
+    error_ = "a malformed TensorChunk";
+    return false;
+  }
+  if (!have_data) data_len_ = 0;
+  return true;
+}
+
+bool Decoded::ParseField1(google::protobuf::MessageLite* out) const {
+  return field_ == 1 && out->ParseFromString(field1_);
+}
+
+void Decoded::CopyData(void* dst) const {
+  char* out = static_cast<char*>(dst);
+  size_t slice = data_slice_, pos = data_pos_, left = data_len_;
+  while (left > 0 && slice < slices_.size()) {
+    const size_t n = std::min(left, slices_[slice].size() - pos);
+    std::memcpy(out, slices_[slice].begin() + pos, n);
+    out += n;
+    left -= n;
+    ++slice;
+    pos = 0;
+  }
+}
+
+}  // namespace disttrain::trainer::wire

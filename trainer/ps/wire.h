@@ -1,0 +1,64 @@
+// The parameter server's data path on the wire, without protobuf copies of tensor data (the way
+// TensorFlow's grpc_tensor_coding avoids them).
+//
+// PushPullRequest and PushPullReply are both `oneof body { <small message> = 1; TensorChunk
+// chunk = 2; }`. Small messages (headers, statuses) go through protobuf as usual. A chunk is
+// written as a short slice holding the protobuf framing, followed by a slice that points at the
+// float values themselves and keeps their owner alive until gRPC has sent them. On arrival the
+// framing is parsed across gRPC's slices and the values are copied once, straight into their
+// destination. The bytes are valid protobuf, so any generated client interoperates.
+// Thread-compatible functions.
+#ifndef DISTTRAIN_TRAINER_PS_WIRE_H_
+#define DISTTRAIN_TRAINER_PS_WIRE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "google/protobuf/message_lite.h"
+
+namespace disttrain::trainer::wire {
+
+// `n` floats at `data` as field 2 (TensorChunk) of a oneof message. `keepalive` owns the values:
+// it is held until gRPC releases the slice.
+grpc::ByteBuffer EncodeChunk(std::string_view shard, uint64_t offset, const float* data, size_t n,
+                             std::shared_ptr<const void> keepalive);
+
+// `message` as field 1 of a oneof message (a header or a status).
+grpc::ByteBuffer EncodeField1(const google::protobuf::MessageLite& message);
+
+// One received oneof message, decoded without copying its tensor data.
+class Decoded {
+ public:
+  // Parses the framing. False (with `error()`) when the bytes are not one field-1 message or
+  // one TensorChunk.
+  bool Parse(const grpc::ByteBuffer& buffer);
+  const std::string& error() const { return error_; }
+
+  bool is_chunk() const { return field_ == 2; }
+  // Field 1: parses the small message into `out`.
+  bool ParseField1(google::protobuf::MessageLite* out) const;
+  // Field 2: the chunk's shard, offset (elements) and data size (bytes).
+  const std::string& shard() const { return shard_; }
+  uint64_t offset() const { return offset_; }
+  size_t data_bytes() const { return data_len_; }
+  // Copies the chunk's data (data_bytes() of it) to `dst`.
+  void CopyData(void* dst) const;
+
+ private:
+  std::vector<grpc::Slice> slices_;
+  std::string error_;
+  int field_ = 0;
+  std::string field1_;
+  std::string shard_;
+  uint64_t offset_ = 0;
+  size_t data_slice_ = 0, data_pos_ = 0, data_len_ = 0;  // where the data starts, and its size
+};
+
+}  // namespace disttrain::trainer::wire
+
+#endif  // DISTTRAIN_TRAINER_PS_WIRE_H_
