@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools configure build images test unit e2e demo cluster-up cluster-down bench format clean help
+.PHONY: deps tools configure build images test unit e2e demo cluster-up cluster-down release-bins bench bench-tf format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -47,12 +47,18 @@ cluster-down: ## Stop the local control plane and every process it started.
 demo: build images cluster-up ## Build, start the local cluster and run the main example job.
 	@scripts/demo.sh
 
-bench: build cluster-up ## Run the benchmarks; each prints JSON lines (see docs/development.md).
+release-bins: deps
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
-	@cmake --build $(BUILD_DIR)/release --target trainer_bench >/dev/null
-	@$(BUILD_DIR)/release/bin/trainer_bench
+	@cmake --build $(BUILD_DIR)/release --target trainer_bench disttrain-trainer >/dev/null
+
+bench: build cluster-up release-bins bench-tf ## Run the benchmarks; each prints JSON lines (see docs/development.md).
+	@$(BUILD_DIR)/release/bin/trainer_bench --only transport,memory,update
+	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/ps_scaling.py --bin $(BUILD_DIR)/release/bin
 	@python3 bench/operator_scale.py 100
 	@python3 bench/informer_bench.py 5000
+
+bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server and ours, side by side.
+	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/compare_tensorflow.py --trainer-bench $(BUILD_DIR)/release/bin/trainer_bench --runs 5
 
 format: ## Format the C++ sources with clang-format.
 	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i

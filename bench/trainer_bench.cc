@@ -3,7 +3,10 @@
 //
 //   transport  push+pull of one step through one parameter server (a separate disttrain-trainer
 //              process on loopback) for 1/16/64/256 MiB models, against one raw TCP loopback
-//              connection moving the same bytes. GB/s = 2 x model / step time.
+//              connection moving the same bytes. GB/s = 2 x model / step time. The headline is
+//              the asynchronous step (pull_early: both directions at once); also reported: the
+//              push-then-pull order synchronous training uses, and a pull alone (GB/s = model /
+//              time).
 //   memory     peak resident memory of that parameter server process while 4 workers push and
 //              pull at once, as a multiple of the model size.
 //   update     the async SGD update of a 64 MiB gradient on the server, against a plain memcpy of
@@ -12,7 +15,7 @@
 //              (in this process, 16 MiB model).
 //
 // Usage: trainer_bench [--only transport,memory,update,scaling] [--sizes 1,16,64,256]
-//                      [--trainer PATH]
+//                      [--trainer PATH] [--connections N (the trainer's --ps-connections, default 2)]
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
@@ -39,6 +42,7 @@
 #include "trainer/ps/parameter_server.h"
 #include "trainer/ps/shard_plan.h"
 #include "trainer/ps/update_rule.h"
+#include "trainer/ps/wire.h"
 #include "trainer/worker/ps_client.h"
 
 namespace {
@@ -107,7 +111,7 @@ double TcpThroughput(size_t bytes) {
 // A parameter server as users run it: a disttrain-trainer process in the ps role.
 class PsProcess {
  public:
-  PsProcess(const std::string& trainer, int workers) : port_(FreePort()) {
+  PsProcess(const std::string& trainer, int workers, int partitions) : port_(FreePort()) {
     nlohmann::json cluster = {{"ps", {absl::StrCat("127.0.0.1:", port_)}}, {"worker", nlohmann::json::array()}};
     for (int i = 0; i < workers; ++i) cluster["worker"].push_back(absl::StrCat("127.0.0.1:", FreePort()));
     const std::string tf_config =
@@ -115,7 +119,9 @@ class PsProcess {
     pid_ = fork();
     if (pid_ == 0) {
       putenv(const_cast<char*>(tf_config.c_str()));
-      execl(trainer.c_str(), trainer.c_str(), "--mode", "async", "--learning-rate", "0.000001", nullptr);
+      const std::string connections = std::to_string(partitions);
+      execl(trainer.c_str(), trainer.c_str(), "--mode", "async", "--learning-rate", "0.000001", "--ps-connections",
+            connections.c_str(), nullptr);
       _exit(127);
     }
   }
@@ -145,6 +151,14 @@ class PsProcess {
   pid_t pid_;
 };
 
+// What an asynchronous worker asks for at step `r`: the pull overlaps the push.
+PsClient::StepOptions Async(int64_t r, bool pull_early = true) {
+  PsClient::StepOptions o;
+  o.step = r;
+  o.pull_early = pull_early;
+  return o;
+}
+
 std::vector<VariableSpec> Model(size_t mib) { return {{"w", mib * (1 << 20) / sizeof(float)}}; }
 
 // Initialises the servers behind `client`, waiting for them to listen.
@@ -156,48 +170,58 @@ bool Init(PsClient* client, const Params& params) {
   return false;
 }
 
-void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes) {
+void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes, int connections) {
   for (size_t mib : sizes) {
-    PsProcess ps(trainer, 1);
+    PsProcess ps(trainer, 1, connections);
     std::vector<VariableSpec> vars = Model(mib);
-    PsClient client({ps.address()}, vars, PlanShards(vars, 1), "bench");
+    PsClient client({ps.address()}, vars, "bench", connections);
     Params params = {std::vector<float>(vars[0].size, 1.0f)}, grads = params;
     if (!Init(&client, params)) {
       std::cerr << "cannot initialise the parameter server\n";
       return;
     }
     const int reps = mib >= 256 ? 5 : (mib >= 64 ? 7 : (mib >= 16 ? 9 : 25));
-    std::vector<double> rates, tcp_rates;
+    std::vector<double> rates, sequential_rates, pull_rates, tcp_rates;
     for (int r = 0; r <= reps; ++r) {
       auto start = Clock::now();
-      absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, r, 0, absl::ZeroDuration(), &params);
+      absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, Async(r), &params);
+      auto t1 = Clock::now();
+      absl::StatusOr<PsClient::StepResult> s2 = client.PushPull(&grads, Async(r, false), &params);
+      auto t2 = Clock::now();
+      absl::StatusOr<int64_t> pulled = client.PullAll(&params);
       auto end = Clock::now();
-      if (!s.ok()) {
-        std::cerr << "push+pull failed: " << s.status() << "\n";
+      if (!s.ok() || !s2.ok() || !pulled.ok()) {
+        std::cerr << "push+pull failed: " << s.status() << " " << s2.status() << " " << pulled.status() << "\n";
         return;
       }
       if (r == 0) continue;  // warm-up: connection, first allocations
-      rates.push_back(2.0 * mib * kMiB / Seconds(start, end));
+      rates.push_back(2.0 * mib * kMiB / Seconds(start, t1));
+      sequential_rates.push_back(2.0 * mib * kMiB / Seconds(t1, t2));
+      pull_rates.push_back(mib * kMiB / Seconds(t2, end));
       tcp_rates.push_back(TcpThroughput(2 * mib * (1 << 20)));
     }
     const double g = Median(rates), t = Median(tcp_rates);
-    std::cout << nlohmann::json{{"bench", "ps_push_pull"},     {"model_mib", mib},
-                                {"repetitions", reps},         {"push_pull_gb_per_s", g / 1e9},
-                                {"tcp_loopback_gb_per_s", t / 1e9}, {"ratio_vs_tcp", g / t}}
+    std::cout << nlohmann::json{{"bench", "ps_push_pull"},
+                                {"model_mib", mib},
+                                {"repetitions", reps},
+                                {"push_pull_gb_per_s", g / 1e9},
+                                {"push_then_pull_gb_per_s", Median(sequential_rates) / 1e9},
+                                {"pull_only_gb_per_s", Median(pull_rates) / 1e9},
+                                {"tcp_loopback_gb_per_s", t / 1e9},
+                                {"ratio_vs_tcp", g / t}}
                      .dump()
               << std::endl;
   }
 }
 
-void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes) {
+void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes, int connections) {
   constexpr int kWorkers = 4, kRounds = 6;
   for (size_t mib : sizes) {
     if (mib < 64) continue;  // the process's own few MiB would dominate
-    PsProcess ps(trainer, kWorkers);
+    PsProcess ps(trainer, kWorkers, connections);
     std::vector<VariableSpec> vars = Model(mib);
-    std::vector<Shard> plan = PlanShards(vars, 1);
     {
-      PsClient init({ps.address()}, vars, plan, "init");
+      PsClient init({ps.address()}, vars, "init", connections);
       if (!Init(&init, {std::vector<float>(vars[0].size, 1.0f)})) return;
     }
     const double after_init = ps.Rss();
@@ -206,9 +230,9 @@ void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes) {
     auto start = Clock::now();
     for (int w = 0; w < kWorkers; ++w) {
       workers.emplace_back([&, w] {
-        PsClient client({ps.address()}, vars, plan, absl::StrCat("worker-", w));
+        PsClient client({ps.address()}, vars, absl::StrCat("worker-", w), connections);
         Params params, grads = {std::vector<float>(vars[0].size, 0.5f)};
-        for (int r = 0; r < kRounds; ++r) failures += !client.PushPull(&grads, r, 0, absl::ZeroDuration(), &params).ok();
+        for (int r = 0; r < kRounds; ++r) failures += !client.PushPull(&grads, Async(r), &params).ok();
       });
     }
     for (auto& t : workers) t.join();
@@ -252,7 +276,7 @@ void UpdateBench() {
             << std::endl;
 }
 
-void ScalingBench() {
+void ScalingBench(int connections) {
   constexpr size_t kMib = 16;
   constexpr int kRounds = 8, kReps = 3;
   std::vector<VariableSpec> vars = Model(kMib);
@@ -261,18 +285,18 @@ void ScalingBench() {
     std::vector<std::unique_ptr<grpc::Server>> servers;
     std::vector<std::string> addresses;
     for (int i = 0; i < num_ps; ++i) {
-      services.push_back(std::make_unique<ParameterServer>(MakeAsyncSgd(1e-6f)));
+      services.push_back(std::make_unique<ParameterServer>([] { return MakeAsyncSgd(1e-6f); }, 1, connections));
       grpc::ServerBuilder builder;
       int port = 0;
       builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
       builder.SetMaxReceiveMessageSize(8 << 20);
+      wire::SetTransportArgs(&builder);
       builder.RegisterService(services.back().get());
       servers.push_back(builder.BuildAndStart());
       addresses.push_back(absl::StrCat("127.0.0.1:", port));
     }
-    std::vector<Shard> plan = PlanShards(vars, num_ps);
     {
-      PsClient init(addresses, vars, plan, "init");
+      PsClient init(addresses, vars, "init", connections);
       if (!Init(&init, {std::vector<float>(vars[0].size, 1.0f)})) return;
     }
     for (int workers : {1, 2, 4, 8}) {
@@ -283,9 +307,9 @@ void ScalingBench() {
         auto start = Clock::now();
         for (int w = 0; w < workers; ++w) {
           threads.emplace_back([&, w] {
-            PsClient client(addresses, vars, plan, absl::StrCat("worker-", w));
+            PsClient client(addresses, vars, absl::StrCat("worker-", w), connections);
             Params params, grads = {std::vector<float>(vars[0].size, 0.5f)};
-            for (int r = 0; r < kRounds; ++r) failures += !client.PushPull(&grads, r, 0, absl::ZeroDuration(), &params).ok();
+            for (int r = 0; r < kRounds; ++r) failures += !client.PushPull(&grads, Async(r), &params).ok();
           });
         }
         for (auto& t : threads) t.join();
@@ -305,8 +329,10 @@ void ScalingBench() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  wire::KeepFreedMemoryMapped();  // as disttrain-trainer does
   std::set<std::string> only = {"transport", "memory", "update", "scaling"};
   std::vector<size_t> sizes = {1, 16, 64, 256};
+  int connections = 2;  // disttrain-trainer's --ps-connections default
   std::string trainer = (std::filesystem::path(argv[0]).parent_path() / "disttrain-trainer").string();
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
@@ -322,6 +348,8 @@ int main(int argc, char** argv) {
       }
     } else if (flag == "--trainer") {
       trainer = value;
+    } else if (flag == "--connections") {
+      if (!absl::SimpleAtoi(value, &connections) || connections < 1) return 2;
     } else {
       std::cerr << "unknown flag " << flag << "\n";
       return 2;
@@ -331,9 +359,9 @@ int main(int argc, char** argv) {
     std::cerr << "trainer_bench: no disttrain-trainer at " << trainer << " (pass --trainer)\n";
     return 2;
   }
-  if (only.count("transport")) TransportBench(trainer, sizes);
-  if (only.count("memory")) MemoryBench(trainer, sizes);
+  if (only.count("transport")) TransportBench(trainer, sizes, connections);
+  if (only.count("memory")) MemoryBench(trainer, sizes, connections);
   if (only.count("update")) UpdateBench();
-  if (only.count("scaling")) ScalingBench();
+  if (only.count("scaling")) ScalingBench(connections);
   return 0;
 }

@@ -17,6 +17,7 @@
 #include "trainer/cluster_spec.h"
 #include "trainer/launcher/local_launcher.h"
 #include "trainer/options.h"
+#include "trainer/ps/wire.h"
 #include "trainer/roles.h"
 
 namespace {
@@ -97,6 +98,7 @@ int Run(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  disttrain::trainer::wire::KeepFreedMemoryMapped();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "local") return disttrain::trainer::RunLocalCluster({args.begin() + 1, args.end()});
   return Run(args);

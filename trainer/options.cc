@@ -22,6 +22,9 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->Int("log-every", &o->log_every, "Steps between step events on stdout.");
   f->Int("retry-seconds", &o->retry_seconds, "How long parameter servers may be unreachable before exiting 138.");
   f->Int("eval-examples", &o->eval_examples, "Test examples the evaluator uses.");
+  f->Int("ps-connections", &o->ps_connections,
+         "Connections from every worker to every parameter server (the servers hold their shards in as many "
+         "partitions), so one server's traffic uses several cores. Every task must use the same value.");
   f->Int("ps-push-buffers", &o->ps_push_buffers,
          "ps: pushes received at once, each buffered whole until complete; resident memory is about "
          "(1 + this) x the server's share of the model.");
@@ -35,6 +38,7 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.steps < 1) return bad("--steps must be at least 1");
   if (o.checkpoint_steps < 1) return bad("--checkpoint-steps must be at least 1");
   if (o.keep_checkpoints < 1) return bad("--keep-checkpoints must be at least 1");
+  if (o.ps_connections < 1 || o.ps_connections > 64) return bad("--ps-connections must be between 1 and 64");
   if (o.ps_push_buffers < 1) return bad("--ps-push-buffers must be at least 1");
   if (o.replicas_to_aggregate < 0) return bad("--replicas-to-aggregate must not be negative");
   if (o.dataset != "fashion-mnist") return bad(absl::StrCat("--dataset \"", o.dataset, "\" is not fashion-mnist"));

@@ -10,16 +10,27 @@
 
 namespace disttrain::trainer {
 
-ParameterServer::ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers)
-    : rule_(std::move(rule)), push_buffers_(push_buffers),
+ParameterServer::ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule, int push_buffers,
+                                 int partitions)
+    : push_buffers_(push_buffers),
       incarnation_(absl::StrCat(std::random_device{}(), "-", absl::ToUnixMicros(absl::Now()))) {
+  for (int i = 0; i < std::max(1, partitions); ++i) rules_.push_back(make_rule());
+  {
+    absl::MutexLock lock(&mu_);
+    stores_.resize(rules_.size());
+  }
   ticker_ = std::thread([this] {
     while (!stop_) {
       absl::SleepFor(absl::Milliseconds(10));
-      if (std::shared_ptr<ShardStore> s = store()) s->ExpireWaiters(absl::Now());
+      for (int i = 0; i < this->partitions(); ++i) {
+        if (std::shared_ptr<ShardStore> s = store(i)) s->ExpireWaiters(absl::Now());
+      }
     }
   });
 }
+
+ParameterServer::ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers)
+    : ParameterServer([&rule] { return std::move(rule); }, push_buffers, 1) {}
 
 ParameterServer::~ParameterServer() {
   stop_ = true;
@@ -28,12 +39,15 @@ ParameterServer::~ParameterServer() {
 }
 
 void ParameterServer::Close() {
-  if (std::shared_ptr<ShardStore> s = store()) s->Close();
+  for (int i = 0; i < partitions(); ++i) {
+    if (std::shared_ptr<ShardStore> s = store(i)) s->Close();
+  }
 }
 
-std::shared_ptr<ShardStore> ParameterServer::store() const {
+std::shared_ptr<ShardStore> ParameterServer::store(int partition) const {
   absl::MutexLock lock(&mu_);
-  return store_;
+  if (partition < 0 || partition >= static_cast<int>(stores_.size())) return nullptr;
+  return stores_[partition];
 }
 
 grpc::Status ParameterServer::Init(grpc::ServerContext* ctx, grpc::ServerReader<v1::InitRequest>* reader,
@@ -43,6 +57,11 @@ grpc::Status ParameterServer::Init(grpc::ServerContext* ctx, grpc::ServerReader<
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Init must start with a header");
   }
   const int64_t step = req.header().global_step();
+  const int partition = req.header().partition();
+  if (partition < 0 || partition >= partitions()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("partition ", partition, " of a server with ", partitions()));
+  }
   std::map<std::string, std::vector<float>> values;
   for (const v1::ShardSpec& s : req.header().shards()) {
     if (s.size() > (size_t{1} << 31)) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "shard too large");
@@ -60,25 +79,34 @@ grpc::Status ParameterServer::Init(grpc::ServerContext* ctx, grpc::ServerReader<
   std::shared_ptr<ShardStore> old;
   {
     absl::MutexLock lock(&mu_);
-    old = std::exchange(store_, std::move(fresh));
+    old = std::exchange(stores_[partition], std::move(fresh));
   }
   if (old) old->Close();
-  LogInfo("parameter server initialised", {{"shards", absl::StrCat(shards)}, {"global_step", absl::StrCat(step)}});
+  LogInfo("parameter server initialised", {{"partition", absl::StrCat(partition)},
+                                           {"shards", absl::StrCat(shards)},
+                                           {"global_step", absl::StrCat(step)}});
   return grpc::Status::OK;
 }
 
 grpc::Status ParameterServer::Describe(grpc::ServerContext*, const v1::DescribeRequest*,
                                        v1::DescribeResponse* response) {
-  std::shared_ptr<ShardStore> s = store();
-  response->set_initialized(s != nullptr);
   response->set_incarnation(incarnation_);
-  if (s == nullptr) return grpc::Status::OK;
-  response->set_global_step(s->global_step());
-  for (const ShardStore::ShardInfo& info : s->shards()) {
-    v1::ShardSpec* spec = response->add_shards();
-    spec->set_shard(info.name);
-    spec->set_size(info.size);
+  response->set_partitions(partitions());
+  bool initialized = true;
+  for (int i = 0; i < partitions(); ++i) {
+    std::shared_ptr<ShardStore> s = store(i);
+    if (s == nullptr) {
+      initialized = false;
+      continue;
+    }
+    if (i == 0) response->set_global_step(s->global_step());
+    for (const ShardStore::ShardInfo& info : s->shards()) {
+      v1::ShardSpec* spec = response->add_shards();
+      spec->set_shard(info.name);
+      spec->set_size(info.size);
+    }
   }
+  response->set_initialized(initialized);
   return grpc::Status::OK;
 }
 

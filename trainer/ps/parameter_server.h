@@ -8,9 +8,11 @@
 #define DISTTRAIN_TRAINER_PS_PARAMETER_SERVER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -22,8 +24,13 @@ namespace disttrain::trainer {
 
 class ParameterServer final : public v1::ParameterServer::WithRawCallbackMethod_PushPull<v1::ParameterServer::Service> {
  public:
-  // `push_buffers`: pushes received at once, each buffered whole (the size of this server's
-  // variables) until it is complete; more wait. 1 keeps resident memory near twice the model.
+  // `partitions`: independent parts of the server (own variables, step and rule, one made by
+  // `make_rule` each), so a client can use one connection per partition and as many cores.
+  // `push_buffers`: pushes received at once per partition, each buffered whole (the size of the
+  // partition's variables) until it is complete; more wait. 1 keeps resident memory near twice
+  // the model.
+  ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule, int push_buffers, int partitions);
+  // One partition.
   explicit ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers = 1);
   ~ParameterServer() override;
 
@@ -36,17 +43,18 @@ class ParameterServer final : public v1::ParameterServer::WithRawCallbackMethod_
   // Answers every waiting pull now; call before grpc::Server::Shutdown.
   void Close();
 
-  // The variables, or null before the first Init.
-  std::shared_ptr<ShardStore> store() const;
-  UpdateRule& rule() { return *rule_; }
+  int partitions() const { return static_cast<int>(rules_.size()); }
+  // A partition's variables, or null before its first Init (or for a partition out of range).
+  std::shared_ptr<ShardStore> store(int partition) const;
+  UpdateRule& rule(int partition) { return *rules_[partition]; }
   const std::string& incarnation() const { return incarnation_; }
 
  private:
-  const std::unique_ptr<UpdateRule> rule_;
+  std::vector<std::unique_ptr<UpdateRule>> rules_;  // by partition
   const int push_buffers_;
   const std::string incarnation_;
   mutable absl::Mutex mu_;
-  std::shared_ptr<ShardStore> store_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<ShardStore>> stores_ ABSL_GUARDED_BY(mu_);  // by partition
   std::atomic<bool> stop_{false};
   std::thread ticker_;  // expires the deadlines of waiting pulls
 };

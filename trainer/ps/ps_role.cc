@@ -5,6 +5,7 @@
 #include "common/flags.h"
 #include "common/log.h"
 #include "trainer/ps/parameter_server.h"
+#include "trainer/ps/wire.h"
 #include "trainer/roles.h"
 
 namespace disttrain::trainer {
@@ -21,17 +22,18 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o, const s
               {"replicas", absl::StrCat(spec.num_replicas())}});
     return kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<UpdateRule>> rule = MakeUpdateRule(rule_options);
-  if (!rule.ok()) {
+  if (absl::StatusOr<std::unique_ptr<UpdateRule>> rule = MakeUpdateRule(rule_options); !rule.ok()) {
     LogError(rule.status().message());
     return kExitUsage;
   }
-  ParameterServer service(*std::move(rule), static_cast<int>(o.ps_push_buffers));
+  ParameterServer service([&rule_options] { return *MakeUpdateRule(rule_options); },
+                          static_cast<int>(o.ps_push_buffers), static_cast<int>(o.ps_connections));
   const std::string port = spec.own_address.substr(spec.own_address.rfind(':') + 1);
   grpc::ServerBuilder builder;
   int bound = 0;
   builder.AddListeningPort(absl::StrCat("0.0.0.0:", port), grpc::InsecureServerCredentials(), &bound);
   builder.SetMaxReceiveMessageSize(8 << 20);  // chunks are 1 MiB: a deliberate, bounded limit
+  wire::SetTransportArgs(&builder);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || bound == 0) {
@@ -39,7 +41,8 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o, const s
     return kExitTransient;
   }
   LogInfo("parameter server listening", {{"task", spec.TaskName()}, {"port", port}, {"mode", o.mode},
-                                         {"replicas_to_aggregate", absl::StrCat(rule_options.replicas_to_aggregate)}});
+                                         {"replicas_to_aggregate", absl::StrCat(rule_options.replicas_to_aggregate)},
+                                         {"partitions", absl::StrCat(o.ps_connections)}});
   while (!stop) absl::SleepFor(absl::Milliseconds(50));
   service.Close();  // waiting pulls answer now instead of holding the shutdown
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

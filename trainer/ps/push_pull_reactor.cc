@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "trainer/ps/parameter_server.h"
 
@@ -29,9 +31,17 @@ void PushPullReactor::OnHeader(bool ok) {
   if (!ok || !decoded_.Parse(in_) || !decoded_.ParseField1(&header_)) {
     return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "PushPull must start with a header"));
   }
-  store_ = server_->store();
+  if (header_.partition() < 0 || header_.partition() >= server_->partitions()) {
+    return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                             absl::StrCat("partition ", header_.partition(), " of a server with ", server_->partitions())));
+  }
+  rule_ = &server_->rule(header_.partition());
+  store_ = server_->store(header_.partition());
   if (store_ == nullptr) return Fail(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "not initialized"));
   if (!header_.push()) return WaitAndReply();
+  // Asynchronous and asked for: the variables go out while the gradient comes in.
+  early_ = header_.pull_early() && !rule_->consistent_pulls();
+  if (early_) WaitAndReply();
   store_->AcquireGradient([this](std::unique_ptr<GradientMap> buffer) {
     gradient_ = std::move(buffer);
     receiver_ = std::make_unique<ShardReceiver>(gradient_.get());
@@ -55,9 +65,16 @@ void PushPullReactor::OnChunk(bool ok) {
     return Fail(grpc::Status(grpc::StatusCode::CANCELLED, "push cancelled; nothing was applied"));
   }
   if (grpc::Status s = receiver_->Finish(); !s.ok()) return Fail(s);
-  dropped_ = server_->rule().Apply(header_.step(), *gradient_, store_.get()).dropped;
+  dropped_ = rule_->Apply(header_.step(), *gradient_, store_.get()).dropped;
   ReleaseGradient();
-  WaitAndReply();
+  if (!early_) return WaitAndReply();
+  bool finish;
+  {
+    absl::MutexLock lock(&mu_);
+    push_done_ = true;
+    finish = reply_done_;
+  }
+  if (finish) FinishOnce(grpc::Status::OK);
 }
 
 void PushPullReactor::WaitAndReply() {
@@ -68,7 +85,7 @@ void PushPullReactor::WaitAndReply() {
 void PushPullReactor::Reply() {
   v1::PushPullReply reply;
   v1::PushPullStatus* status = reply.mutable_status();
-  if (server_->rule().consistent_pulls()) {
+  if (rule_->consistent_pulls()) {
     int64_t step = 0;
     snapshot_ = store_->Snapshot(&step);
     status->set_global_step(step);
@@ -83,9 +100,15 @@ void PushPullReactor::Reply() {
 
 void PushPullReactor::OnWriteDone(bool ok) {
   out_.Clear();  // drops the sent block: an update may now write it in place
-  if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away during the pull"));
-  if (next_block_ == store_->blocks().size()) return Finish(grpc::Status::OK);
-  WriteBlock();
+  if (!ok) return FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away during the pull"));
+  if (next_block_ < store_->blocks().size()) return WriteBlock();
+  bool finish = true;
+  if (early_) {  // the call ends once the push is applied too
+    absl::MutexLock lock(&mu_);
+    reply_done_ = true;
+    finish = push_done_;
+  }
+  if (finish) FinishOnce(grpc::Status::OK);
 }
 
 void PushPullReactor::WriteBlock() {
@@ -99,6 +122,15 @@ void PushPullReactor::WriteBlock() {
 
 void PushPullReactor::Fail(const grpc::Status& status) {
   ReleaseGradient();
+  FinishOnce(status);
+}
+
+void PushPullReactor::FinishOnce(const grpc::Status& status) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    finished_ = true;
+  }
   Finish(status);
 }
 

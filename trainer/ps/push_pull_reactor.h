@@ -1,7 +1,8 @@
 // One PushPull call on the server (see the proto): read the header; for a push, wait for a free
 // gradient buffer, receive every chunk into it (one copy out of gRPC's slices), apply it once it
 // is complete and the client half-closed; wait for the asked step; write a status, then every
-// block of the variables as a chunk that points at the block (no copy). Owned by gRPC: deletes
+// block of the variables as a chunk that points at the block (no copy). With pull_early
+// (asynchronous training) the reply is written while the push is still being read. Owned by gRPC: deletes
 // itself in OnDone. Reactions never block; waiting happens in callbacks (gradient pool, step).
 #ifndef DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
 #define DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
@@ -9,11 +10,15 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include <vector>
 
 #include "disttrain/trainer/v1/parameter_server.pb.h"
 #include "trainer/ps/shard_receiver.h"
 #include "trainer/ps/shard_store.h"
+#include "trainer/ps/update_rule.h"
 #include "trainer/ps/wire.h"
 
 namespace disttrain::trainer {
@@ -35,6 +40,8 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
   void Reply();
   void WriteBlock();
   void Fail(const grpc::Status& status);
+  // Reads and writes may both end the call (pull_early): the first one does.
+  void FinishOnce(const grpc::Status& status);
   void ReleaseGradient();
 
   ParameterServer* const server_;
@@ -43,10 +50,16 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
   grpc::ByteBuffer in_, out_;
   wire::Decoded decoded_;
   v1::PushPullHeader header_;
+  UpdateRule* rule_ = nullptr;  // of the header's partition
   std::shared_ptr<ShardStore> store_;
   std::unique_ptr<GradientMap> gradient_;
   std::unique_ptr<ShardReceiver> receiver_;
   bool dropped_ = false;
+  bool early_ = false;  // pull_early: the reply is written while the push is read
+  absl::Mutex mu_;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool push_done_ ABSL_GUARDED_BY(mu_) = false;   // pull_early: applied
+  bool reply_done_ ABSL_GUARDED_BY(mu_) = false;  // pull_early: every block written
   std::vector<ShardStore::BlockRef> snapshot_;  // consistent pulls only
   size_t next_block_ = 0;
 };

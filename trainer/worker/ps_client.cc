@@ -58,29 +58,44 @@ bool WriteChunks(Writer* writer, const std::vector<Shard>& plan, int ps, const P
 }  // namespace
 
 PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables,
-                   std::vector<Shard> plan, std::string worker_name)
-    : addresses_(addresses), variables_(std::move(variables)), plan_(std::move(plan)), worker_(std::move(worker_name)) {
-  grpc::ChannelArguments args;
-  // Chunks are 1 MiB; this deliberate limit leaves headroom without allowing unbounded messages.
-  args.SetMaxReceiveMessageSize(8 << 20);
-  args.SetMaxSendMessageSize(8 << 20);
-  for (const std::string& a : addresses) {
-    std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(a, grpc::InsecureChannelCredentials(), args);
+                   std::string worker_name, int connections_per_ps)
+    : addresses_(addresses), connections_(std::max(1, connections_per_ps)), variables_(std::move(variables)),
+      plan_(PlanShards(variables_, static_cast<int>(addresses.size()) * connections_)),
+      worker_(std::move(worker_name)) {
+  for (int e = 0; e < num_endpoints(); ++e) {
+    grpc::ChannelArguments args;
+    // Chunks are 1 MiB; this deliberate limit leaves headroom without allowing unbounded messages.
+    args.SetMaxReceiveMessageSize(8 << 20);
+    args.SetMaxSendMessageSize(8 << 20);
+    wire::SetTransportArgs(&args);
+    // Channels with different arguments never share a connection: one TCP connection per partition.
+    args.SetInt("disttrain.partition", partition(e));
+    std::shared_ptr<grpc::Channel> channel =
+        grpc::CreateCustomChannel(addresses_[ps_of(e)], grpc::InsecureChannelCredentials(), args);
     stubs_.push_back(v1::ParameterServer::NewStub(channel));
     generic_.push_back(std::make_unique<grpc::GenericStub>(channel));
   }
-  shards_of_.resize(addresses.size());
+  shards_of_.resize(num_endpoints());
   for (const Shard& s : plan_) shards_of_[s.ps][s.name] = &s;
 }
 
+std::string PsClient::Name(int e) const {
+  return absl::StrCat("ps ", ps_of(e), " (partition ", partition(e), ") at ", addresses_[ps_of(e)]);
+}
+
 absl::StatusOr<std::vector<PsState>> PsClient::DescribeAll() {
-  std::vector<PsState> out(stubs_.size());
+  std::vector<PsState> out(addresses_.size());
   absl::Status s = ForEachPs(num_ps(), [&](int i) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     v1::DescribeResponse resp;
-    absl::Status st = FromGrpc(stubs_[i]->Describe(&ctx, v1::DescribeRequest(), &resp),
+    absl::Status st = FromGrpc(stubs_[i * connections_]->Describe(&ctx, v1::DescribeRequest(), &resp),
                                absl::StrCat("describe ps ", i, " at ", addresses_[i]));
+    if (st.ok() && resp.partitions() != connections_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ps ", i, " at ", addresses_[i], " has ", resp.partitions(), " partitions but this task uses ", connections_,
+          " connections per parameter server: give every task the same --ps-connections"));
+    }
     out[i] = {resp.initialized(), resp.global_step(), resp.incarnation()};
     return st;
   });
@@ -89,12 +104,13 @@ absl::StatusOr<std::vector<PsState>> PsClient::DescribeAll() {
 }
 
 absl::Status PsClient::InitAll(const Params& params, int64_t global_step) {
-  return ForEachPs(num_ps(), [&](int i) {
+  return ForEachPs(num_endpoints(), [&](int i) {
     grpc::ClientContext ctx;
     v1::InitResponse resp;
     auto writer = stubs_[i]->Init(&ctx, &resp);
     v1::InitRequest req;
     req.mutable_header()->set_global_step(global_step);
+    req.mutable_header()->set_partition(partition(i));
     for (const Shard& s : plan_) {
       if (s.ps != i) continue;
       v1::ShardSpec* spec = req.mutable_header()->add_shards();
@@ -103,37 +119,39 @@ absl::Status PsClient::InitAll(const Params& params, int64_t global_step) {
     }
     if (writer->Write(req)) WriteChunks<v1::InitRequest>(writer.get(), plan_, i, params);
     writer->WritesDone();
-    return FromGrpc(writer->Finish(), absl::StrCat("init ps ", i, " at ", addresses_[i]));
+    return FromGrpc(writer->Finish(), absl::StrCat("init ", Name(i)));
   });
 }
 
-absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, int64_t step, int64_t min_step,
-                                                        absl::Duration wait, Params* params) {
+absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, const StepOptions& o,
+                                                        Params* params) {
   if (params->size() != variables_.size()) {
     params->clear();
     for (const VariableSpec& v : variables_) params->emplace_back(v.size, 0.0f);
   }
   v1::PushPullHeader header;
-  header.set_step(step);
+  header.set_step(o.step);
   header.set_worker(worker_);
   header.set_push(grads != nullptr);
-  header.set_min_step(min_step);
-  header.set_wait_ms(absl::ToInt64Milliseconds(wait));
+  header.set_min_step(o.min_step);
+  header.set_wait_ms(absl::ToInt64Milliseconds(o.wait));
+  header.set_pull_early(o.pull_early);
   // gRPC may hold the gradient's slices a little past a call's end: the gradient is reused only
   // once the last slice let go of the pin.
   absl::Notification released;
   std::vector<std::unique_ptr<PushPullCall>> calls;
   {
     std::shared_ptr<const void> pin(nullptr, [&released](const void*) { released.Notify(); });
-    for (int i = 0; i < num_ps(); ++i) {
+    for (int i = 0; i < num_endpoints(); ++i) {
+      header.set_partition(partition(i));
       calls.push_back(std::make_unique<PushPullCall>(header, shards_of_[i], grads, pin, params));
     }
   }
-  for (int i = 0; i < num_ps(); ++i) calls[i]->Start(generic_[i].get(), wait + absl::Seconds(60));
+  for (int i = 0; i < num_endpoints(); ++i) calls[i]->Start(generic_[i].get(), o.wait + absl::Seconds(60));
   absl::Status first;
-  for (int i = 0; i < num_ps(); ++i) {
+  for (int i = 0; i < num_endpoints(); ++i) {
     absl::Status s = calls[i]->Wait();
-    if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat("ps ", i, " at ", addresses_[i], ": ", s.message()));
+    if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat(Name(i), ": ", s.message()));
   }
   if (!released.WaitForNotificationWithTimeout(absl::Seconds(30))) {
     return absl::InternalError("gRPC still holds the gradient 30 s after the calls ended");
@@ -147,7 +165,7 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, int
 }
 
 absl::StatusOr<int64_t> PsClient::PullAll(Params* params) {
-  absl::StatusOr<StepResult> r = PushPull(nullptr, 0, 0, absl::ZeroDuration(), params);
+  absl::StatusOr<StepResult> r = PushPull(nullptr, {}, params);
   if (!r.ok()) return r.status();
   return r->global_step;
 }

@@ -28,30 +28,44 @@ struct PsState {
 
 class PsClient {
  public:
-  PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables,
-           std::vector<Shard> plan, std::string worker_name);
+  // `connections_per_ps`: the servers' partitions (--ps-connections); the variables are sharded
+  // over servers x partitions and each partition gets its own connection.
+  PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables, std::string worker_name,
+           int connections_per_ps = 1);
 
-  int num_ps() const { return static_cast<int>(stubs_.size()); }
+  int num_ps() const { return static_cast<int>(addresses_.size()); }
+  // One state per server; FailedPrecondition when a server's partitions differ from ours.
   absl::StatusOr<std::vector<PsState>> DescribeAll();
   // Writes `params` (whole variables) into every server at `global_step`.
   absl::Status InitAll(const Params& params, int64_t global_step);
   struct StepResult {
     int64_t global_step = 0;  // of the pulled values (server 0's)
     bool dropped = false;     // server 0 dropped the push as stale (synchronous mode)
-    std::vector<std::string> incarnations;
+    std::vector<std::string> incarnations;  // by server and partition
   };
-  // Sends `grads` computed at `step` (null: pull only), then reads every variable into `params`;
-  // the pull first waits (up to `wait`) for the servers to reach `min_step`.
-  absl::StatusOr<StepResult> PushPull(const Params* grads, int64_t step, int64_t min_step, absl::Duration wait,
-                                      Params* params);
+  struct StepOptions {
+    int64_t step = 0;      // the step `grads` was computed at
+    int64_t min_step = 0;  // the pull first waits (up to `wait`) for the servers to reach it
+    absl::Duration wait = absl::ZeroDuration();
+    bool pull_early = false;  // asynchronous: pull while pushing (see the proto)
+  };
+  // Sends `grads` (null: pull only), then reads every variable into `params`.
+  absl::StatusOr<StepResult> PushPull(const Params* grads, const StepOptions& options, Params* params);
   // Reads every variable.
   absl::StatusOr<int64_t> PullAll(Params* params);
 
  private:
-  std::vector<std::unique_ptr<v1::ParameterServer::Stub>> stubs_;
+  // Endpoint e: partition e % connections of server e / connections.
+  int num_endpoints() const { return num_ps() * connections_; }
+  int ps_of(int e) const { return e / connections_; }
+  int partition(int e) const { return e % connections_; }
+  std::string Name(int e) const;
+
+  std::vector<std::unique_ptr<v1::ParameterServer::Stub>> stubs_;  // by endpoint
   std::vector<std::unique_ptr<grpc::GenericStub>> generic_;
   std::vector<std::map<std::string, const Shard*>> shards_of_;  // by server
-  std::vector<std::string> addresses_;
+  const std::vector<std::string> addresses_;
+  const int connections_;
   const std::vector<VariableSpec> variables_;
   const std::vector<Shard> plan_;
   const std::string worker_;

@@ -19,7 +19,7 @@ class Replica {
   Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup)
       : spec_(spec), o_(o), setup_(std::move(setup)), chief_(spec.role == Role::kChief),
         sync_(o.mode == "sync"), variables_(setup_.model->Variables()),
-        client_(spec.ps, variables_, PlanShards(variables_, static_cast<int>(spec.ps.size())), spec.TaskName()) {
+        client_(spec.ps, variables_, spec.TaskName(), static_cast<int>(o.ps_connections)) {
     if (setup_.model->needs_data()) {
       shard_ = ShardOf(setup_.data, spec.replica_rank, spec.num_replicas());
       batches_ = std::make_unique<BatchIterator>(&shard_, static_cast<int>(o.batch_size),
@@ -50,6 +50,7 @@ class Replica {
   absl::Time failing_since_ = absl::InfiniteFuture();
   int64_t last_checkpoint_ = -1;
   bool usage_error_ = false;
+  absl::Time train_start_ = absl::InfiniteFuture();  // this replica's first step
 };
 
 bool Replica::Tolerate(const absl::Status& s) {
@@ -146,8 +147,12 @@ int Replica::Run(const std::atomic<bool>& stop) {
       continue;
     }
     // One call per server per step: push the last gradient (if any), pull the variables.
-    absl::StatusOr<PsClient::StepResult> r =
-        client_.PushPull(pending ? &grads : nullptr, grad_step, sync_ ? want : 0, absl::Seconds(2), &params);
+    PsClient::StepOptions step_options;
+    step_options.step = grad_step;
+    step_options.min_step = sync_ ? want : 0;
+    step_options.wait = absl::Seconds(2);
+    step_options.pull_early = !sync_;
+    absl::StatusOr<PsClient::StepResult> r = client_.PushPull(pending ? &grads : nullptr, step_options, &params);
     const bool pushed = pending;
     pending = false;  // never pushed twice: after a failure the gradient may or may not be applied
     if (!r.ok()) {
@@ -171,6 +176,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
     if (step >= o_.steps) break;
     if (chief_ && step % o_.checkpoint_steps == 0 && step > last_checkpoint_) SaveCheckpoint(step, params);
 
+    if (train_start_ == absl::InfiniteFuture()) train_start_ = absl::Now();
     Batch batch = batches_ ? batches_->Next() : Batch{};
     const float loss = setup_.model->LossAndGradient(params, batch, &grads);
     if (o_.log_every > 0 && step % o_.log_every == 0) {
@@ -202,6 +208,8 @@ int Replica::Finish() {
     r = setup_.model->Evaluate(params, Batch{});
   }
   nlohmann::json done = {{"event", "done"}, {"task", spec_.TaskName()}, {"global_step", *pulled}, {"loss", r.loss}};
+  // From the chief's first step to its last: global steps / train_seconds is the job's step rate.
+  if (train_start_ != absl::InfiniteFuture()) done["train_seconds"] = absl::ToDoubleSeconds(absl::Now() - train_start_);
   if (setup_.model->needs_data()) done["train_accuracy"] = r.accuracy;
   if (!setup_.model->needs_data()) done["variables"] = params;
   EmitEvent(done);

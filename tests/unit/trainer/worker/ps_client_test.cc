@@ -13,9 +13,10 @@ namespace {
 
 class PsClientTest : public ::testing::Test {
  protected:
-  void Start(int num_ps, const std::function<std::unique_ptr<UpdateRule>()>& rule) {
+  void Start(int num_ps, const std::function<std::unique_ptr<UpdateRule>()>& rule, int partitions = 1) {
+    partitions_ = partitions;
     for (int i = 0; i < num_ps; ++i) {
-      services_.push_back(std::make_unique<ParameterServer>(rule()));
+      services_.push_back(std::make_unique<ParameterServer>(rule, 1, partitions));
       grpc::ServerBuilder builder;
       int port = 0;
       builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -28,7 +29,10 @@ class PsClientTest : public ::testing::Test {
     for (auto& s : services_) s->Close();
     for (auto& s : servers_) s->Shutdown();
   }
-  PsClient Client(const std::string& name) { return PsClient(addresses_, vars_, PlanShards(vars_, static_cast<int>(addresses_.size())), name); }
+  PsClient Client(const std::string& name, int connections = 0) {
+    return PsClient(addresses_, vars_, name, connections > 0 ? connections : partitions_);
+  }
+  int partitions_ = 1;
 
   // A variable over several chunks and one small one.
   std::vector<VariableSpec> vars_ = {{"w", 3 * kChunkElements + 17}, {"b", 5}};
@@ -50,7 +54,7 @@ TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryS
   init[0][kChunkElements + 1] = 7.0f;
   ASSERT_TRUE(client.InitAll(init, 4).ok());
   Params params;
-  absl::StatusOr<PsClient::StepResult> pulled = client.PushPull(nullptr, 0, 0, absl::ZeroDuration(), &params);
+  absl::StatusOr<PsClient::StepResult> pulled = client.PushPull(nullptr, {}, &params);
   ASSERT_TRUE(pulled.ok()) << pulled.status();
   EXPECT_EQ(pulled->global_step, 4);
   EXPECT_EQ(params, init);
@@ -58,7 +62,7 @@ TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryS
   EXPECT_EQ(pulled->incarnations[2], services_[2]->incarnation());
 
   const Params grads = Filled(vars_, 2.0f);
-  absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, 4, 0, absl::ZeroDuration(), &params);
+  absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, {.step = 4}, &params);
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_EQ(step->global_step, 5);
   EXPECT_EQ(params[0][0], 0.0f);
@@ -67,10 +71,38 @@ TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryS
   EXPECT_EQ(params[1], std::vector<float>(5, 0.0f));
 }
 
+TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection) {
+  Start(2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);
+  PsClient client = Client("w0");
+  absl::StatusOr<std::vector<PsState>> before = client.DescribeAll();
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_FALSE((*before)[1].initialized);
+  Params init = Filled(vars_, 1.0f);
+  ASSERT_TRUE(client.InitAll(init, 0).ok());
+  absl::StatusOr<std::vector<PsState>> after = client.DescribeAll();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE((*after)[0].initialized && (*after)[1].initialized) << "every partition holds its shards";
+  for (int p = 0; p < 3; ++p) EXPECT_NE(services_[1]->store(p), nullptr) << "partition " << p;
+  const Params grads = Filled(vars_, 2.0f);
+  Params params;
+  absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, {.step = 0, .pull_early = false}, &params);
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->incarnations.size(), 6u);
+  EXPECT_EQ(params[0], std::vector<float>(vars_[0].size, 0.0f));
+  EXPECT_EQ(params[1], std::vector<float>(5, 0.0f));
+}
+
+TEST_F(PsClientTest, APartitionCountMismatchIsAClearError) {
+  Start(1, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/2);
+  absl::StatusOr<std::vector<PsState>> r = Client("w0", /*connections=*/3).DescribeAll();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("--ps-connections"), std::string::npos) << r.status();
+}
+
 TEST_F(PsClientTest, AServerWithoutVariablesIsFailedPrecondition) {
   Start(2, [] { return MakeAsyncSgd(0.5f); });
   Params params;
-  absl::StatusOr<PsClient::StepResult> r = Client("w0").PushPull(nullptr, 0, 0, absl::ZeroDuration(), &params);
+  absl::StatusOr<PsClient::StepResult> r = Client("w0").PushPull(nullptr, {}, &params);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
 }
 
@@ -84,7 +116,7 @@ TEST_F(PsClientTest, SynchronousReplicasMeetAtEveryStep) {
       PsClient client = Client(absl::StrCat("w", r));
       const Params grads = Filled(vars_, static_cast<float>(r + 1));  // the average is 1.5
       for (int step = 0; step < 3; ++step) {
-        absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, step, step + 1, absl::Seconds(10), &seen[r]);
+        absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, {.step = step, .min_step = step + 1, .wait = absl::Seconds(10)}, &seen[r]);
         ASSERT_TRUE(s.ok()) << s.status();
         EXPECT_EQ(s->global_step, step + 1);
         EXPECT_FALSE(s->dropped);
