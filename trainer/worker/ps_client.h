@@ -29,7 +29,8 @@ struct PsState {
 class PsClient {
  public:
   // `connections_per_ps`: the servers' partitions (--ps-connections); the variables are sharded
-  // over servers x partitions and each partition gets its own connection.
+  // over servers x partitions and each partition gets its own connection (models under 4 MiB
+  // per server use partition 0 only).
   PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables, std::string worker_name,
            int connections_per_ps = 1);
 
@@ -55,6 +56,10 @@ class PsClient {
   absl::StatusOr<int64_t> PullAll(Params* params);
 
  private:
+  // Servers' shares below this use one partition each (the rest are left empty).
+  static constexpr size_t kPartitionedBytes = 4 << 20;
+  static std::vector<Shard> Plan(const std::vector<VariableSpec>& variables, int num_ps, int connections);
+
   // Endpoint e: partition e % connections of server e / connections.
   int num_endpoints() const { return num_ps() * connections_; }
   int ps_of(int e) const { return e / connections_; }

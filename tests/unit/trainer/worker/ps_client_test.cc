@@ -72,6 +72,7 @@ TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryS
 }
 
 TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection) {
+  vars_ = {{"w", 28 * kChunkElements + 17}, {"b", 5}};  // 14 MiB per server: worth partitioning
   Start(2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);
   PsClient client = Client("w0");
   absl::StatusOr<std::vector<PsState>> before = client.DescribeAll();
@@ -82,7 +83,10 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
   absl::StatusOr<std::vector<PsState>> after = client.DescribeAll();
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_TRUE((*after)[0].initialized && (*after)[1].initialized) << "every partition holds its shards";
-  for (int p = 0; p < 3; ++p) EXPECT_NE(services_[1]->store(p), nullptr) << "partition " << p;
+  for (int p = 0; p < 3; ++p) {
+    ASSERT_NE(services_[1]->store(p), nullptr) << "partition " << p;
+    EXPECT_GT(services_[1]->store(p)->total_elements(), kChunkElements) << "partition " << p << " holds a share";
+  }
   const Params grads = Filled(vars_, 2.0f);
   Params params;
   absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, {.step = 0, .pull_early = false}, &params);
@@ -90,6 +94,22 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
   EXPECT_EQ(step->incarnations.size(), 6u);
   EXPECT_EQ(params[0], std::vector<float>(vars_[0].size, 0.0f));
   EXPECT_EQ(params[1], std::vector<float>(5, 0.0f));
+}
+
+TEST_F(PsClientTest, ASmallModelUsesOnePartitionPerServer) {
+  Start(2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);  // 1.5 MiB per server
+  PsClient client = Client("w0");
+  ASSERT_TRUE(client.InitAll(Filled(vars_, 1.0f), 0).ok());
+  absl::StatusOr<std::vector<PsState>> states = client.DescribeAll();
+  ASSERT_TRUE(states.ok()) << states.status();
+  EXPECT_TRUE((*states)[0].initialized && (*states)[1].initialized) << "the unused partitions are initialised empty";
+  EXPECT_EQ(services_[0]->store(2)->total_elements(), 0u);
+  const Params grads = Filled(vars_, 2.0f);
+  Params params;
+  absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, {.step = 0}, &params);
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->incarnations.size(), 2u) << "one call per server";
+  EXPECT_EQ(params[0][9], 0.0f);
 }
 
 TEST_F(PsClientTest, APartitionCountMismatchIsAClearError) {
