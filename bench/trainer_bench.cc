@@ -15,7 +15,8 @@
 //              (in this process, 16 MiB model).
 //
 // Usage: trainer_bench [--only transport,memory,update,scaling] [--sizes 1,16,64,256]
-//                      [--trainer PATH] [--connections N (the trainer's --ps-connections, default 2)]
+//                      [--trainer PATH] [--connections N (the trainer's --ps-connections, default
+//                      2)]
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
@@ -56,7 +57,9 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -112,16 +115,19 @@ double TcpThroughput(size_t bytes) {
 class PsProcess {
  public:
   PsProcess(const std::string& trainer, int workers, int partitions) : port_(FreePort()) {
-    nlohmann::json cluster = {{"ps", {absl::StrCat("127.0.0.1:", port_)}}, {"worker", nlohmann::json::array()}};
-    for (int i = 0; i < workers; ++i) cluster["worker"].push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    nlohmann::json cluster = {{"ps", {absl::StrCat("127.0.0.1:", port_)}},
+                              {"worker", nlohmann::json::array()}};
+    for (int i = 0; i < workers; ++i)
+      cluster["worker"].push_back(absl::StrCat("127.0.0.1:", FreePort()));
     const std::string tf_config =
-        "TF_CONFIG=" + nlohmann::json{{"cluster", cluster}, {"task", {{"type", "ps"}, {"index", 0}}}}.dump();
+        "TF_CONFIG=" +
+        nlohmann::json{{"cluster", cluster}, {"task", {{"type", "ps"}, {"index", 0}}}}.dump();
     pid_ = fork();
     if (pid_ == 0) {
       putenv(const_cast<char*>(tf_config.c_str()));
       const std::string connections = std::to_string(partitions);
-      execl(trainer.c_str(), trainer.c_str(), "--mode", "async", "--learning-rate", "0.000001", "--ps-connections",
-            connections.c_str(), nullptr);
+      execl(trainer.c_str(), trainer.c_str(), "--mode", "async", "--learning-rate", "0.000001",
+            "--ps-connections", connections.c_str(), nullptr);
       _exit(127);
     }
   }
@@ -191,7 +197,8 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
       absl::StatusOr<int64_t> pulled = client.PullAll(&params);
       auto end = Clock::now();
       if (!s.ok() || !s2.ok() || !pulled.ok()) {
-        std::cerr << "push+pull failed: " << s.status() << " " << s2.status() << " " << pulled.status() << "\n";
+        std::cerr << "push+pull failed: " << s.status() << " " << s2.status() << " "
+                  << pulled.status() << "\n";
         return;
       }
       if (r == 0) continue;  // warm-up: connection, first allocations
@@ -232,7 +239,8 @@ void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes, i
       workers.emplace_back([&, w] {
         PsClient client({ps.address()}, vars, absl::StrCat("worker-", w), connections);
         Params params, grads = {std::vector<float>(vars[0].size, 0.5f)};
-        for (int r = 0; r < kRounds; ++r) failures += !client.PushPull(&grads, Async(r), &params).ok();
+        for (int r = 0; r < kRounds; ++r)
+          failures += !client.PushPull(&grads, Async(r), &params).ok();
       });
     }
     for (auto& t : workers) t.join();
@@ -246,7 +254,8 @@ void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes, i
                                 {"rss_after_init_mib", after_init / kMiB},
                                 {"peak_rss_mib", peak / kMiB},
                                 {"peak_rss_over_model", peak / (mib * kMiB)},
-                                {"aggregate_gb_per_s", 2.0 * mib * kMiB * kWorkers * kRounds / seconds / 1e9}}
+                                {"aggregate_gb_per_s",
+                                 2.0 * mib * kMiB * kWorkers * kRounds / seconds / 1e9}}
                      .dump()
               << std::endl;
   }
@@ -269,9 +278,12 @@ void UpdateBench() {
     copy.push_back(elements * sizeof(float) / Seconds(b, c));
   }
   const double u = Median(update), m = Median(copy);
-  std::cout << nlohmann::json{{"bench", "ps_update"},        {"gradient_mib", 64},
-                              {"update_gb_per_s", u / 1e9},  {"memcpy_gb_per_s", m / 1e9},
-                              {"ratio_vs_memcpy", u / m},    {"check", dst[7] + store.Read(0)->values[7]}}
+  std::cout << nlohmann::json{{"bench", "ps_update"},
+                              {"gradient_mib", 64},
+                              {"update_gb_per_s", u / 1e9},
+                              {"memcpy_gb_per_s", m / 1e9},
+                              {"ratio_vs_memcpy", u / m},
+                              {"check", dst[7] + store.Read(0)->values[7]}}
                    .dump()
             << std::endl;
 }
@@ -285,7 +297,8 @@ void ScalingBench(int connections) {
     std::vector<std::unique_ptr<grpc::Server>> servers;
     std::vector<std::string> addresses;
     for (int i = 0; i < num_ps; ++i) {
-      services.push_back(std::make_unique<ParameterServer>([] { return MakeAsyncSgd(1e-6f); }, 1, connections));
+      services.push_back(
+          std::make_unique<ParameterServer>([] { return MakeAsyncSgd(1e-6f); }, 1, connections));
       grpc::ServerBuilder builder;
       int port = 0;
       builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -309,15 +322,20 @@ void ScalingBench(int connections) {
           threads.emplace_back([&, w] {
             PsClient client(addresses, vars, absl::StrCat("worker-", w), connections);
             Params params, grads = {std::vector<float>(vars[0].size, 0.5f)};
-            for (int r = 0; r < kRounds; ++r) failures += !client.PushPull(&grads, Async(r), &params).ok();
+            for (int r = 0; r < kRounds; ++r)
+              failures += !client.PushPull(&grads, Async(r), &params).ok();
           });
         }
         for (auto& t : threads) t.join();
         if (failures > 0) std::cerr << failures << " failed steps\n";
         rates.push_back(2.0 * kMib * kMiB * workers * kRounds / Seconds(start, Clock::now()));
       }
-      std::cout << nlohmann::json{{"bench", "ps_scaling"}, {"model_mib", kMib},   {"ps", num_ps},
-                                  {"workers", workers},    {"repetitions", kReps}, {"aggregate_gb_per_s", Median(rates) / 1e9}}
+      std::cout << nlohmann::json{{"bench", "ps_scaling"},
+                                  {"model_mib", kMib},
+                                  {"ps", num_ps},
+                                  {"workers", workers},
+                                  {"repetitions", kReps},
+                                  {"aggregate_gb_per_s", Median(rates) / 1e9}}
                        .dump()
                 << std::endl;
     }
@@ -333,7 +351,8 @@ int main(int argc, char** argv) {
   std::set<std::string> only = {"transport", "memory", "update", "scaling"};
   std::vector<size_t> sizes = {1, 16, 64, 256};
   int connections = 2;  // disttrain-trainer's --ps-connections default
-  std::string trainer = (std::filesystem::path(argv[0]).parent_path() / "disttrain-trainer").string();
+  std::string trainer =
+      (std::filesystem::path(argv[0]).parent_path() / "disttrain-trainer").string();
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--only") {

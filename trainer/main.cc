@@ -47,7 +47,8 @@ int Run(const std::vector<std::string>& args) {
   RegisterFlags(&flags, &options);
   flags.Bool("version", &version, "Print the version and exit.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
-  if (rest.ok() && !rest->empty()) rest = absl::InvalidArgumentError("unexpected argument \"" + rest->front() + "\"");
+  if (rest.ok() && !rest->empty())
+    rest = absl::InvalidArgumentError("unexpected argument \"" + rest->front() + "\"");
   if (!rest.ok()) {
     std::cerr << "disttrain-trainer: " << rest.status().message() << "\n";
     return kExitUsage;
@@ -84,13 +85,19 @@ int Run(const std::vector<std::string>& args) {
     stop = true;
   }).detach();
 
-  LogInfo("starting", {{"task", spec->TaskName()}, {"role", RoleName(spec->role)}, {"mode", options.mode},
-                       {"model", options.model}, {"version", Version()}});
+  LogInfo("starting", {{"task", spec->TaskName()},
+                       {"role", RoleName(spec->role)},
+                       {"mode", options.mode},
+                       {"model", options.model},
+                       {"version", Version()}});
   switch (spec->role) {
-    case Role::kPs: return RunParameterServer(*spec, options, stop);
-    case Role::kEvaluator: return RunEvaluator(*spec, options, stop);
+    case Role::kPs:
+      return RunParameterServer(*spec, options, stop);
+    case Role::kEvaluator:
+      return RunEvaluator(*spec, options, stop);
     case Role::kChief:
-    case Role::kWorker: return RunReplica(*spec, options, stop);
+    case Role::kWorker:
+      return RunReplica(*spec, options, stop);
   }
   return kExitFailure;
 }
@@ -100,6 +107,7 @@ int Run(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   disttrain::trainer::wire::KeepFreedMemoryMapped();
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "local") return disttrain::trainer::RunLocalCluster({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "local")
+    return disttrain::trainer::RunLocalCluster({args.begin() + 1, args.end()});
   return Run(args);
 }

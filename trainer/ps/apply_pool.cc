@@ -15,7 +15,8 @@ class Pool {
  public:
   Pool() {
     const unsigned helpers = std::max(1u, std::thread::hardware_concurrency()) - 1;
-    for (unsigned i = 0; i < helpers; ++i) std::thread([this] { Help(); }).detach();  // live as long as the process
+    for (unsigned i = 0; i < helpers; ++i)
+      std::thread([this] { Help(); }).detach();  // live as long as the process
     helpers_ = static_cast<int>(helpers);
   }
 
@@ -33,7 +34,8 @@ class Pool {
     }
     Work(fn, n);
     absl::MutexLock lock(&mu_);
-    auto finished = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done_ == n_ && active_ == 0; };
+    auto finished = [this]()
+                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done_ == n_ && active_ == 0; };
     mu_.Await(absl::Condition(&finished));
     fn_ = nullptr;
     done_ = 0;
@@ -58,7 +60,9 @@ class Pool {
       size_t n;
       {
         absl::MutexLock lock(&mu_);
-        auto work = [this, &seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return generation_ != seen && fn_ != nullptr; };
+        auto work = [this, &seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return generation_ != seen && fn_ != nullptr;
+        };
         mu_.Await(absl::Condition(&work));
         seen = generation_;
         fn = fn_;

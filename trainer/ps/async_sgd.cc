@@ -25,6 +25,8 @@ class AsyncSgd : public UpdateRule {
 
 }  // namespace
 
-std::unique_ptr<UpdateRule> MakeAsyncSgd(float learning_rate) { return std::make_unique<AsyncSgd>(learning_rate); }
+std::unique_ptr<UpdateRule> MakeAsyncSgd(float learning_rate) {
+  return std::make_unique<AsyncSgd>(learning_rate);
+}
 
 }  // namespace disttrain::trainer

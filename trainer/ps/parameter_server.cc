@@ -10,8 +10,8 @@
 
 namespace disttrain::trainer {
 
-ParameterServer::ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule, int push_buffers,
-                                 int partitions)
+ParameterServer::ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule,
+                                 int push_buffers, int partitions)
     : push_buffers_(push_buffers),
       incarnation_(absl::StrCat(std::random_device{}(), "-", absl::ToUnixMicros(absl::Now()))) {
   for (int i = 0; i < std::max(1, partitions); ++i) rules_.push_back(make_rule());
@@ -50,8 +50,8 @@ std::shared_ptr<ShardStore> ParameterServer::store(int partition) const {
   return stores_[partition];
 }
 
-grpc::Status ParameterServer::Init(grpc::ServerContext* ctx, grpc::ServerReader<v1::InitRequest>* reader,
-                                   v1::InitResponse*) {
+grpc::Status ParameterServer::Init(grpc::ServerContext* ctx,
+                                   grpc::ServerReader<v1::InitRequest>* reader, v1::InitResponse*) {
   v1::InitRequest req;
   if (!reader->Read(&req) || !req.has_header()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Init must start with a header");
@@ -64,15 +64,18 @@ grpc::Status ParameterServer::Init(grpc::ServerContext* ctx, grpc::ServerReader<
   }
   std::map<std::string, std::vector<float>> values;
   for (const v1::ShardSpec& s : req.header().shards()) {
-    if (s.size() > (size_t{1} << 31)) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "shard too large");
+    if (s.size() > (size_t{1} << 31))
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "shard too large");
     values[s.shard()].assign(s.size(), 0.0f);
   }
   ShardReceiver receiver(&values);
   while (reader->Read(&req)) {
-    if (!req.has_chunk()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected chunks after the header");
+    if (!req.has_chunk())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected chunks after the header");
     if (grpc::Status s = receiver.Add(req.chunk()); !s.ok()) return s;
   }
-  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "init cancelled; nothing was applied");
+  if (ctx->IsCancelled())
+    return grpc::Status(grpc::StatusCode::CANCELLED, "init cancelled; nothing was applied");
   if (grpc::Status s = receiver.Finish(); !s.ok()) return s;
   const size_t shards = values.size();
   auto fresh = std::make_shared<ShardStore>(std::move(values), step, push_buffers_);

@@ -22,14 +22,16 @@
 
 namespace disttrain::trainer {
 
-class ParameterServer final : public v1::ParameterServer::WithRawCallbackMethod_PushPull<v1::ParameterServer::Service> {
+class ParameterServer final
+    : public v1::ParameterServer::WithRawCallbackMethod_PushPull<v1::ParameterServer::Service> {
  public:
   // `partitions`: independent parts of the server (own variables, step and rule, one made by
   // `make_rule` each), so a client can use one connection per partition and as many cores.
   // `push_buffers`: pushes received at once per partition, each buffered whole (the size of the
   // partition's variables) until it is complete; more wait. 1 keeps resident memory near twice
   // the model.
-  ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule, int push_buffers, int partitions);
+  ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule, int push_buffers,
+                  int partitions);
   // One partition.
   explicit ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers = 1);
   ~ParameterServer() override;
@@ -38,7 +40,8 @@ class ParameterServer final : public v1::ParameterServer::WithRawCallbackMethod_
                     v1::InitResponse* response) override;
   grpc::Status Describe(grpc::ServerContext* ctx, const v1::DescribeRequest* request,
                         v1::DescribeResponse* response) override;
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PushPull(grpc::CallbackServerContext* ctx) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PushPull(
+      grpc::CallbackServerContext* ctx) override;
 
   // Answers every waiting pull now; call before grpc::Server::Shutdown.
   void Close();

@@ -10,7 +10,8 @@
 
 namespace disttrain::trainer {
 
-int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o, const std::atomic<bool>& stop) {
+int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o,
+                       const std::atomic<bool>& stop) {
   UpdateRuleOptions rule_options;
   rule_options.mode = o.mode;
   rule_options.learning_rate = static_cast<float>(o.learning_rate);
@@ -31,7 +32,8 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o, const s
   const std::string port = spec.own_address.substr(spec.own_address.rfind(':') + 1);
   grpc::ServerBuilder builder;
   int bound = 0;
-  builder.AddListeningPort(absl::StrCat("0.0.0.0:", port), grpc::InsecureServerCredentials(), &bound);
+  builder.AddListeningPort(absl::StrCat("0.0.0.0:", port), grpc::InsecureServerCredentials(),
+                           &bound);
   builder.SetMaxReceiveMessageSize(8 << 20);  // chunks are 1 MiB: a deliberate, bounded limit
   wire::SetTransportArgs(&builder);
   builder.RegisterService(&service);
@@ -40,9 +42,12 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o, const s
     LogError("cannot listen", {{"address", spec.own_address}});
     return kExitTransient;
   }
-  LogInfo("parameter server listening", {{"task", spec.TaskName()}, {"port", port}, {"mode", o.mode},
-                                         {"replicas_to_aggregate", absl::StrCat(rule_options.replicas_to_aggregate)},
-                                         {"partitions", absl::StrCat(o.ps_connections)}});
+  LogInfo("parameter server listening",
+          {{"task", spec.TaskName()},
+           {"port", port},
+           {"mode", o.mode},
+           {"replicas_to_aggregate", absl::StrCat(rule_options.replicas_to_aggregate)},
+           {"partitions", absl::StrCat(o.ps_connections)}});
   while (!stop) absl::SleepFor(absl::Milliseconds(50));
   service.Close();  // waiting pulls answer now instead of holding the shutdown
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

@@ -29,15 +29,18 @@ void PushPullReactor::OnReadDone(bool ok) {
 void PushPullReactor::OnHeader(bool ok) {
   have_header_ = true;
   if (!ok || !decoded_.Parse(in_) || !decoded_.ParseField1(&header_)) {
-    return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "PushPull must start with a header"));
+    return Fail(
+        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "PushPull must start with a header"));
   }
   if (header_.partition() < 0 || header_.partition() >= server_->partitions()) {
     return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                             absl::StrCat("partition ", header_.partition(), " of a server with ", server_->partitions())));
+                             absl::StrCat("partition ", header_.partition(), " of a server with ",
+                                          server_->partitions())));
   }
   rule_ = &server_->rule(header_.partition());
   store_ = server_->store(header_.partition());
-  if (store_ == nullptr) return Fail(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "not initialized"));
+  if (store_ == nullptr)
+    return Fail(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "not initialized"));
   if (!header_.push()) return WaitAndReply();
   // Asynchronous and asked for: the variables go out while the gradient comes in.
   early_ = header_.pull_early() && !rule_->consistent_pulls();
@@ -51,9 +54,11 @@ void PushPullReactor::OnHeader(bool ok) {
 
 void PushPullReactor::OnChunk(bool ok) {
   if (ok) {
-    if (!decoded_.Parse(in_)) return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, decoded_.error()));
+    if (!decoded_.Parse(in_))
+      return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, decoded_.error()));
     if (!decoded_.is_chunk()) {
-      return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected chunks after the header"));
+      return Fail(
+          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected chunks after the header"));
     }
     grpc::Status s = receiver_->Add(decoded_.shard(), decoded_.offset(), decoded_.data_bytes(),
                                     [this](void* dst) { decoded_.CopyData(dst); });
@@ -79,7 +84,8 @@ void PushPullReactor::OnChunk(bool ok) {
 
 void PushPullReactor::WaitAndReply() {
   const int64_t wait_ms = std::clamp<int64_t>(header_.wait_ms(), 0, kMaxWaitMs);
-  store_->WhenStepReaches(header_.min_step(), absl::Now() + absl::Milliseconds(wait_ms), [this] { Reply(); });
+  store_->WhenStepReaches(header_.min_step(), absl::Now() + absl::Milliseconds(wait_ms),
+                          [this] { Reply(); });
 }
 
 void PushPullReactor::Reply() {
@@ -100,7 +106,9 @@ void PushPullReactor::Reply() {
 
 void PushPullReactor::OnWriteDone(bool ok) {
   out_.Clear();  // drops the sent block: an update may now write it in place
-  if (!ok) return FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away during the pull"));
+  if (!ok)
+    return FinishOnce(
+        grpc::Status(grpc::StatusCode::CANCELLED, "the client went away during the pull"));
   if (next_block_ < store_->blocks().size()) return WriteBlock();
   bool finish = true;
   if (early_) {  // the call ends once the push is applied too
@@ -116,7 +124,8 @@ void PushPullReactor::WriteBlock() {
   const ShardStore::BlockInfo& info = store_->blocks()[i];
   ShardStore::BlockRef block = snapshot_.empty() ? store_->Read(i) : std::move(snapshot_[i]);
   const float* data = block->values.get();
-  out_ = wire::EncodeChunk(store_->shards()[info.shard].name, info.offset, data, info.size, std::move(block));
+  out_ = wire::EncodeChunk(store_->shards()[info.shard].name, info.offset, data, info.size,
+                           std::move(block));
   StartWrite(&out_);
 }
 

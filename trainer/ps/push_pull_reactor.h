@@ -2,19 +2,19 @@
 // gradient buffer, receive every chunk into it (one copy out of gRPC's slices), apply it once it
 // is complete and the client half-closed; wait for the asked step; write a status, then every
 // block of the variables as a chunk that points at the block (no copy). With pull_early
-// (asynchronous training) the reply is written while the push is still being read. Owned by gRPC: deletes
-// itself in OnDone. Reactions never block; waiting happens in callbacks (gradient pool, step).
+// (asynchronous training) the reply is written while the push is still being read. Owned by gRPC:
+// deletes itself in OnDone. Reactions never block; waiting happens in callbacks (gradient pool,
+// step).
 #ifndef DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
 #define DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
 
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include <vector>
-
 #include "disttrain/trainer/v1/parameter_server.pb.h"
 #include "trainer/ps/shard_receiver.h"
 #include "trainer/ps/shard_store.h"
@@ -60,7 +60,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool push_done_ ABSL_GUARDED_BY(mu_) = false;   // pull_early: applied
   bool reply_done_ ABSL_GUARDED_BY(mu_) = false;  // pull_early: every block written
-  std::vector<ShardStore::BlockRef> snapshot_;  // consistent pulls only
+  std::vector<ShardStore::BlockRef> snapshot_;    // consistent pulls only
   size_t next_block_ = 0;
 };
 

@@ -18,14 +18,12 @@ grpc::Status ShardReceiver::Add(const std::string& shard, uint64_t offset, size_
                                 const std::function<void(void*)>& copy) {
   auto it = targets_->find(shard);
   if (it == targets_->end()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        absl::StrCat("unknown shard \"", shard, "\""));
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("unknown shard \"", shard, "\""));
   }
   if (bytes == 0 || bytes % sizeof(float) != 0) {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("chunk of ", shard, " at ", offset, " has ", bytes,
-                     " bytes: want a positive number of whole float32 values"));
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("chunk of ", shard, " at ", offset, " has ", bytes,
+                                     " bytes: want a positive number of whole float32 values"));
   }
   std::vector<float>& target = it->second;
   const size_t n = bytes / sizeof(float);
@@ -44,8 +42,8 @@ grpc::Status ShardReceiver::Add(const std::string& shard, uint64_t offset, size_
   if (offset > received) {
     return grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("chunk of ", shard, " at ", offset, " leaves a gap: elements ",
-                     received, "..", offset, " are missing (chunks come in order)"));
+        absl::StrCat("chunk of ", shard, " at ", offset, " leaves a gap: elements ", received, "..",
+                     offset, " are missing (chunks come in order)"));
   }
   copy(target.data() + offset);
   received += n;

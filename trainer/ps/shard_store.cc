@@ -21,10 +21,12 @@ ShardStore::ShardStore(std::map<std::string, std::vector<float>> values, int64_t
   }
   slots_ = std::make_unique<Slot[]>(blocks_.size());
   for (const ShardInfo& s : shards_) {
-    std::vector<float> v = std::move(values.at(s.name));  // freed shard by shard: peak S + one shard
+    std::vector<float> v =
+        std::move(values.at(s.name));  // freed shard by shard: peak S + one shard
     for (size_t i = s.first_block; i < s.first_block + s.num_blocks; ++i) {
       auto block = std::make_shared<Block>(blocks_[i].size);
-      std::memcpy(block->values.get(), v.data() + blocks_[i].offset, blocks_[i].size * sizeof(float));
+      std::memcpy(block->values.get(), v.data() + blocks_[i].offset,
+                  blocks_[i].size * sizeof(float));
       absl::MutexLock lock(&slots_[i].mu);
       slots_[i].block = std::move(block);
     }
@@ -81,7 +83,9 @@ void ShardStore::AdvanceStep() {
   for (auto& fn : IncrementStep()) fn();
 }
 
-ShardStore::WholeStep::WholeStep(ShardStore* store) : store_(store) { store_->version_mu_.WriterLock(); }
+ShardStore::WholeStep::WholeStep(ShardStore* store) : store_(store) {
+  store_->version_mu_.WriterLock();
+}
 
 ShardStore::WholeStep::~WholeStep() {
   std::vector<std::function<void()>> ready = store_->IncrementStep();

@@ -54,7 +54,8 @@ class ShardStore {
 
   // `push_buffers`: how many pushes may be received at once (each holds a gradient buffer the
   // size of the server's variables).
-  ShardStore(std::map<std::string, std::vector<float>> values, int64_t global_step, int push_buffers);
+  ShardStore(std::map<std::string, std::vector<float>> values, int64_t global_step,
+             int push_buffers);
   ~ShardStore();
 
   const std::vector<ShardInfo>& shards() const { return shards_; }

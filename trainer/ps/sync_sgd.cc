@@ -58,7 +58,8 @@ std::unique_ptr<UpdateRule> MakeSyncSgd(float learning_rate, int replicas_to_agg
 absl::StatusOr<std::unique_ptr<UpdateRule>> MakeUpdateRule(const UpdateRuleOptions& o) {
   if (o.mode == "async") return MakeAsyncSgd(o.learning_rate);
   if (o.mode == "sync") {
-    if (o.replicas_to_aggregate < 1) return absl::InvalidArgumentError("--replicas-to-aggregate must be >= 1");
+    if (o.replicas_to_aggregate < 1)
+      return absl::InvalidArgumentError("--replicas-to-aggregate must be >= 1");
     return MakeSyncSgd(o.learning_rate, o.replicas_to_aggregate);
   }
   return absl::InvalidArgumentError("--mode must be sync or async, got \"" + o.mode + "\"");

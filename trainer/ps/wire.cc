@@ -3,8 +3,8 @@
 #include <malloc.h>
 
 #include <cstdlib>
-#include <limits>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -31,7 +31,9 @@ size_t VarintSize(uint64_t v) {
   return n;
 }
 
-void PutTag(int field, int type, std::string* out) { PutVarint(static_cast<uint64_t>(field << 3 | type), out); }
+void PutTag(int field, int type, std::string* out) {
+  PutVarint(static_cast<uint64_t>(field << 3 | type), out);
+}
 
 void ReleaseKeepalive(void* p) { delete static_cast<std::shared_ptr<const void>*>(p); }
 
@@ -173,10 +175,9 @@ grpc::ByteBuffer EncodeChunk(std::string_view shard, uint64_t offset, const floa
   PutVarint(offset, &head);
   PutTag(3, kLen, &head);
   PutVarint(bytes, &head);
-  grpc::Slice slices[2] = {
-      grpc::Slice(head),
-      grpc::Slice(const_cast<float*>(data), bytes, &ReleaseKeepalive,
-                  new std::shared_ptr<const void>(std::move(keepalive)))};
+  grpc::Slice slices[2] = {grpc::Slice(head),
+                           grpc::Slice(const_cast<float*>(data), bytes, &ReleaseKeepalive,
+                                       new std::shared_ptr<const void>(std::move(keepalive)))};
   return grpc::ByteBuffer(slices, bytes > 0 ? 2 : 1);
 }
 

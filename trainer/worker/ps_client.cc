@@ -6,17 +6,17 @@
 #include <map>
 #include <thread>
 
-#include "absl/synchronization/notification.h"
-#include "trainer/worker/push_pull_call.h"
-
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "trainer/ps/shard_store.h"
+#include "trainer/worker/push_pull_call.h"
 
 namespace disttrain::trainer {
 
 absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
   if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), absl::StrCat(what, ": ", s.error_message()));
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      absl::StrCat(what, ": ", s.error_message()));
 }
 
 namespace {
@@ -48,7 +48,8 @@ bool WriteChunks(Writer* writer, const std::vector<Shard>& plan, int ps, const P
       v1::TensorChunk* chunk = r.mutable_chunk();
       chunk->set_shard(s.name);
       chunk->set_offset(off);
-      chunk->set_data(reinterpret_cast<const char*>(base + off), std::min(kChunkElements, s.size - off) * sizeof(float));
+      chunk->set_data(reinterpret_cast<const char*>(base + off),
+                      std::min(kChunkElements, s.size - off) * sizeof(float));
       ok = writer->Write(r);
     }
   }
@@ -59,7 +60,9 @@ bool WriteChunks(Writer* writer, const std::vector<Shard>& plan, int ps, const P
 
 PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables,
                    std::string worker_name, int connections_per_ps)
-    : addresses_(addresses), connections_(std::max(1, connections_per_ps)), variables_(std::move(variables)),
+    : addresses_(addresses),
+      connections_(std::max(1, connections_per_ps)),
+      variables_(std::move(variables)),
       plan_(Plan(variables_, static_cast<int>(addresses.size()), connections_)),
       worker_(std::move(worker_name)) {
   for (int e = 0; e < num_endpoints(); ++e) {
@@ -79,7 +82,8 @@ PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<Variab
   for (const Shard& s : plan_) shards_of_[s.ps][s.name] = &s;
 }
 
-std::vector<Shard> PsClient::Plan(const std::vector<VariableSpec>& variables, int num_ps, int connections) {
+std::vector<Shard> PsClient::Plan(const std::vector<VariableSpec>& variables, int num_ps,
+                                  int connections) {
   size_t bytes = 0;
   for (const VariableSpec& v : variables) bytes += v.size * sizeof(float);
   // A small model is not worth a second round trip per step: its shards all go to partition 0
@@ -100,11 +104,13 @@ absl::StatusOr<std::vector<PsState>> PsClient::DescribeAll() {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     v1::DescribeResponse resp;
-    absl::Status st = FromGrpc(stubs_[i * connections_]->Describe(&ctx, v1::DescribeRequest(), &resp),
-                               absl::StrCat("describe ps ", i, " at ", addresses_[i]));
+    absl::Status st =
+        FromGrpc(stubs_[i * connections_]->Describe(&ctx, v1::DescribeRequest(), &resp),
+                 absl::StrCat("describe ps ", i, " at ", addresses_[i]));
     if (st.ok() && resp.partitions() != connections_) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "ps ", i, " at ", addresses_[i], " has ", resp.partitions(), " partitions but this task uses ", connections_,
+          "ps ", i, " at ", addresses_[i], " has ", resp.partitions(),
+          " partitions but this task uses ", connections_,
           " connections per parameter server: give every task the same --ps-connections"));
     }
     out[i] = {resp.initialized(), resp.global_step(), resp.incarnation()};
@@ -157,7 +163,8 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, con
       header.set_partition(partition(i));
       // A partition without shards (a small model) is initialised empty and never called.
       calls.push_back(shards_of_[i].empty() ? nullptr
-                                            : std::make_unique<PushPullCall>(header, shards_of_[i], grads, pin, params));
+                                            : std::make_unique<PushPullCall>(header, shards_of_[i],
+                                                                             grads, pin, params));
     }
   }
   for (int i = 0; i < num_endpoints(); ++i) {
@@ -167,7 +174,8 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, con
   for (int i = 0; i < num_endpoints(); ++i) {
     if (!calls[i]) continue;
     absl::Status s = calls[i]->Wait();
-    if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat(Name(i), ": ", s.message()));
+    if (!s.ok() && first.ok())
+      first = absl::Status(s.code(), absl::StrCat(Name(i), ": ", s.message()));
   }
   if (!released.WaitForNotificationWithTimeout(absl::Seconds(30))) {
     return absl::InternalError("gRPC still holds the gradient 30 s after the calls ended");

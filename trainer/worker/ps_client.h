@@ -31,8 +31,8 @@ class PsClient {
   // `connections_per_ps`: the servers' partitions (--ps-connections); the variables are sharded
   // over servers x partitions and each partition gets its own connection (models under 4 MiB
   // per server use partition 0 only).
-  PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables, std::string worker_name,
-           int connections_per_ps = 1);
+  PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables,
+           std::string worker_name, int connections_per_ps = 1);
 
   int num_ps() const { return static_cast<int>(addresses_.size()); }
   // One state per server; FailedPrecondition when a server's partitions differ from ours.
@@ -40,8 +40,8 @@ class PsClient {
   // Writes `params` (whole variables) into every server at `global_step`.
   absl::Status InitAll(const Params& params, int64_t global_step);
   struct StepResult {
-    int64_t global_step = 0;  // of the pulled values (server 0's)
-    bool dropped = false;     // server 0 dropped the push as stale (synchronous mode)
+    int64_t global_step = 0;                // of the pulled values (server 0's)
+    bool dropped = false;                   // server 0 dropped the push as stale (synchronous mode)
     std::vector<std::string> incarnations;  // by server and partition
   };
   struct StepOptions {
@@ -51,14 +51,16 @@ class PsClient {
     bool pull_early = false;  // asynchronous: pull while pushing (see the proto)
   };
   // Sends `grads` (null: pull only), then reads every variable into `params`.
-  absl::StatusOr<StepResult> PushPull(const Params* grads, const StepOptions& options, Params* params);
+  absl::StatusOr<StepResult> PushPull(const Params* grads, const StepOptions& options,
+                                      Params* params);
   // Reads every variable.
   absl::StatusOr<int64_t> PullAll(Params* params);
 
  private:
   // Servers' shares below this use one partition each (the rest are left empty).
   static constexpr size_t kPartitionedBytes = 4 << 20;
-  static std::vector<Shard> Plan(const std::vector<VariableSpec>& variables, int num_ps, int connections);
+  static std::vector<Shard> Plan(const std::vector<VariableSpec>& variables, int num_ps,
+                                 int connections);
 
   // Endpoint e: partition e % connections of server e / connections.
   int num_endpoints() const { return num_ps() * connections_; }

@@ -7,9 +7,14 @@
 
 namespace disttrain::trainer {
 
-PushPullCall::PushPullCall(const v1::PushPullHeader& header, const std::map<std::string, const Shard*>& shards,
-                           const Params* grads, std::shared_ptr<const void> pin, Params* params)
-    : shards_(shards), grads_(grads), pin_(std::move(pin)), params_(params), write_shard_(shards.begin()) {
+PushPullCall::PushPullCall(const v1::PushPullHeader& header,
+                           const std::map<std::string, const Shard*>& shards, const Params* grads,
+                           std::shared_ptr<const void> pin, Params* params)
+    : shards_(shards),
+      grads_(grads),
+      pin_(std::move(pin)),
+      params_(params),
+      write_shard_(shards.begin()) {
   for (const auto& [name, s] : shards_) expected_ += s->size;
   out_ = wire::EncodeField1(header);
 }
@@ -31,14 +36,15 @@ bool PushPullCall::NextWrite() {
   if (write_shard_ == shards_.end()) return false;
   const Shard& s = *write_shard_->second;
   const size_t n = std::min(kChunkElements, s.size - write_offset_);
-  out_ = wire::EncodeChunk(s.name, write_offset_, (*grads_)[s.variable].data() + s.offset + write_offset_, n, pin_);
+  out_ = wire::EncodeChunk(s.name, write_offset_,
+                           (*grads_)[s.variable].data() + s.offset + write_offset_, n, pin_);
   write_offset_ += n;
   StartWrite(&out_);
   return true;
 }
 
 void PushPullCall::OnWriteDone(bool ok) {
-  out_.Clear();  // drops the written chunk's reference to the gradient
+  out_.Clear();     // drops the written chunk's reference to the gradient
   if (!ok) return;  // the call failed; OnDone reports why
   if (!NextWrite()) {
     pin_.reset();
@@ -56,7 +62,8 @@ void PushPullCall::OnReadDone(bool ok) {
   }
   if (!decoded_.is_chunk()) return Abort("expected chunks after the status");
   auto it = shards_.find(decoded_.shard());
-  if (it == shards_.end()) return Abort(absl::StrCat("the server sent unknown shard ", decoded_.shard()));
+  if (it == shards_.end())
+    return Abort(absl::StrCat("the server sent unknown shard ", decoded_.shard()));
   const Shard& s = *it->second;
   const size_t bytes = decoded_.data_bytes();
   const size_t n = bytes / sizeof(float);
@@ -79,8 +86,9 @@ void PushPullCall::OnDone(const grpc::Status& status) {
   if (!error_.empty()) {
     result_ = grpc::Status(grpc::StatusCode::INTERNAL, error_);
   } else if (status.ok() && (!have_status_ || received_ != expected_)) {
-    result_ = grpc::Status(grpc::StatusCode::INTERNAL,
-                           absl::StrCat("incomplete pull: ", received_, " of ", expected_, " elements"));
+    result_ =
+        grpc::Status(grpc::StatusCode::INTERNAL,
+                     absl::StrCat("incomplete pull: ", received_, " of ", expected_, " elements"));
   } else {
     result_ = status;
   }

@@ -17,13 +17,18 @@ namespace {
 class Replica {
  public:
   Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup)
-      : spec_(spec), o_(o), setup_(std::move(setup)), chief_(spec.role == Role::kChief),
-        sync_(o.mode == "sync"), variables_(setup_.model->Variables()),
+      : spec_(spec),
+        o_(o),
+        setup_(std::move(setup)),
+        chief_(spec.role == Role::kChief),
+        sync_(o.mode == "sync"),
+        variables_(setup_.model->Variables()),
         client_(spec.ps, variables_, spec.TaskName(), static_cast<int>(o.ps_connections)) {
     if (setup_.model->needs_data()) {
       shard_ = ShardOf(setup_.data, spec.replica_rank, spec.num_replicas());
-      batches_ = std::make_unique<BatchIterator>(&shard_, static_cast<int>(o.batch_size),
-                                                 static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank);
+      batches_ =
+          std::make_unique<BatchIterator>(&shard_, static_cast<int>(o.batch_size),
+                                          static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank);
     }
   }
 
@@ -57,11 +62,14 @@ bool Replica::Tolerate(const absl::Status& s) {
   const absl::Time now = absl::Now();
   if (failing_since_ == absl::InfiniteFuture()) {
     failing_since_ = now;
-    LogWarning("lost a parameter server; retrying", {{"task", spec_.TaskName()}, {"error", s.ToString()}});
+    LogWarning("lost a parameter server; retrying",
+               {{"task", spec_.TaskName()}, {"error", s.ToString()}});
   }
   if (now - failing_since_ > absl::Seconds(o_.retry_seconds)) {
     LogError("parameter servers unreachable past the retry budget",
-             {{"task", spec_.TaskName()}, {"retry_seconds", absl::StrCat(o_.retry_seconds)}, {"error", s.ToString()}});
+             {{"task", spec_.TaskName()},
+              {"retry_seconds", absl::StrCat(o_.retry_seconds)},
+              {"error", s.ToString()}});
     return false;
   }
   absl::SleepFor(absl::Milliseconds(200));
@@ -75,22 +83,28 @@ absl::Status Replica::InitializeOrRestore() {
   if (ckpt.ok()) {
     if (!SameVariables(ckpt->variables, variables_)) {
       usage_error_ = true;
-      return absl::FailedPreconditionError(absl::StrCat(ckpt->path, " holds another model's variables"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(ckpt->path, " holds another model's variables"));
     }
     if (absl::Status s = client_.InitAll(ckpt->values, ckpt->global_step); !s.ok()) return s;
     last_checkpoint_ = ckpt->global_step;
     LogInfo("restored the parameter servers from a checkpoint",
             {{"path", ckpt->path}, {"global_step", absl::StrCat(ckpt->global_step)}});
-    EmitEvent({{"event", "restore"}, {"task", spec_.TaskName()}, {"global_step", ckpt->global_step}});
+    EmitEvent(
+        {{"event", "restore"}, {"task", spec_.TaskName()}, {"global_step", ckpt->global_step}});
     return absl::OkStatus();
   }
-  if (absl::Status s = client_.InitAll(setup_.model->Initialize(static_cast<uint64_t>(o_.seed)), 0); !s.ok()) return s;
-  LogInfo("initialised the parameter servers", {{"seed", absl::StrCat(o_.seed)}, {"ps", absl::StrCat(spec_.ps.size())}});
+  if (absl::Status s = client_.InitAll(setup_.model->Initialize(static_cast<uint64_t>(o_.seed)), 0);
+      !s.ok())
+    return s;
+  LogInfo("initialised the parameter servers",
+          {{"seed", absl::StrCat(o_.seed)}, {"ps", absl::StrCat(spec_.ps.size())}});
   return absl::OkStatus();
 }
 
 void Replica::SaveCheckpoint(int64_t step, const Params& params) {
-  absl::Status s = WriteCheckpoint(o_.model_dir, step, variables_, params, static_cast<int>(o_.keep_checkpoints));
+  absl::Status s = WriteCheckpoint(o_.model_dir, step, variables_, params,
+                                   static_cast<int>(o_.keep_checkpoints));
   if (!s.ok()) {
     LogWarning("checkpoint failed", {{"error", s.ToString()}});
     return;
@@ -109,7 +123,8 @@ bool Replica::AwaitInitialized(int* exit_code) {
     return false;
   }
   Recovered();
-  if (std::all_of(states->begin(), states->end(), [](const PsState& s) { return s.initialized; })) return true;
+  if (std::all_of(states->begin(), states->end(), [](const PsState& s) { return s.initialized; }))
+    return true;
   if (!chief_) {
     absl::SleepFor(absl::Milliseconds(100));
     return false;
@@ -132,10 +147,10 @@ void Replica::Recovered() {
 
 int Replica::Run(const std::atomic<bool>& stop) {
   Params params, grads;
-  bool ready = false;      // every server was seen initialised
-  bool pending = false;    // `grads` (computed at `grad_step`) wait to be pushed
+  bool ready = false;    // every server was seen initialised
+  bool pending = false;  // `grads` (computed at `grad_step`) wait to be pushed
   int64_t grad_step = 0;
-  int64_t want = 0;        // synchronous: the step whose variables the next pull waits for
+  int64_t want = 0;  // synchronous: the step whose variables the next pull waits for
   std::vector<std::string> incarnations;
   while (!stop) {
     if (!ready) {
@@ -152,12 +167,14 @@ int Replica::Run(const std::atomic<bool>& stop) {
     step_options.min_step = sync_ ? want : 0;
     step_options.wait = absl::Seconds(2);
     step_options.pull_early = !sync_;
-    absl::StatusOr<PsClient::StepResult> r = client_.PushPull(pending ? &grads : nullptr, step_options, &params);
+    absl::StatusOr<PsClient::StepResult> r =
+        client_.PushPull(pending ? &grads : nullptr, step_options, &params);
     const bool pushed = pending;
     pending = false;  // never pushed twice: after a failure the gradient may or may not be applied
     if (!r.ok()) {
       ready = false;
-      if (r.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(r.status())) return kExitTransient;
+      if (r.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(r.status()))
+        return kExitTransient;
       continue;
     }
     Recovered();
@@ -166,21 +183,24 @@ int Replica::Run(const std::atomic<bool>& stop) {
     // so resume at the restored step; waiting for the step after this replica's last push would
     // wait for a gradient nobody computes any more.
     if (r->incarnations != incarnations) {
-      if (!incarnations.empty()) LogInfo("a parameter server restarted; resuming at its step",
-                                         {{"task", spec_.TaskName()}, {"global_step", absl::StrCat(r->global_step)}});
+      if (!incarnations.empty())
+        LogInfo("a parameter server restarted; resuming at its step",
+                {{"task", spec_.TaskName()}, {"global_step", absl::StrCat(r->global_step)}});
       incarnations = r->incarnations;
       want = r->global_step;
     }
     if (sync_ && r->global_step < want) continue;  // the step's aggregate is not applied yet
     const int64_t step = r->global_step;
     if (step >= o_.steps) break;
-    if (chief_ && step % o_.checkpoint_steps == 0 && step > last_checkpoint_) SaveCheckpoint(step, params);
+    if (chief_ && step % o_.checkpoint_steps == 0 && step > last_checkpoint_)
+      SaveCheckpoint(step, params);
 
     if (train_start_ == absl::InfiniteFuture()) train_start_ = absl::Now();
     Batch batch = batches_ ? batches_->Next() : Batch{};
     const float loss = setup_.model->LossAndGradient(params, batch, &grads);
     if (o_.log_every > 0 && step % o_.log_every == 0) {
-      EmitEvent({{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
+      EmitEvent(
+          {{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
     }
     pending = true;
     grad_step = step;
@@ -207,13 +227,16 @@ int Replica::Finish() {
   } else {
     r = setup_.model->Evaluate(params, Batch{});
   }
-  nlohmann::json done = {{"event", "done"}, {"task", spec_.TaskName()}, {"global_step", *pulled}, {"loss", r.loss}};
+  nlohmann::json done = {
+      {"event", "done"}, {"task", spec_.TaskName()}, {"global_step", *pulled}, {"loss", r.loss}};
   // From the chief's first step to its last: global steps / train_seconds is the job's step rate.
-  if (train_start_ != absl::InfiniteFuture()) done["train_seconds"] = absl::ToDoubleSeconds(absl::Now() - train_start_);
+  if (train_start_ != absl::InfiniteFuture())
+    done["train_seconds"] = absl::ToDoubleSeconds(absl::Now() - train_start_);
   if (setup_.model->needs_data()) done["train_accuracy"] = r.accuracy;
   if (!setup_.model->needs_data()) done["variables"] = params;
   EmitEvent(done);
-  LogInfo("training finished", {{"global_step", absl::StrCat(*pulled)}, {"loss", absl::StrCat(r.loss)}});
+  LogInfo("training finished",
+          {{"global_step", absl::StrCat(*pulled)}, {"loss", absl::StrCat(r.loss)}});
   return kExitOk;
 }
 

@@ -89,7 +89,9 @@ TEST(UpdateRuleTest, RejectsUnknownModes) {
 
 class CheckpointTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = (fs::temp_directory_path() / ("ckpt-" + std::to_string(::getpid()))).string(); }
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() / ("ckpt-" + std::to_string(::getpid()))).string();
+  }
   void TearDown() override { fs::remove_all(dir_); }
   std::string dir_;
   std::vector<VariableSpec> vars_ = {{"a", 3}, {"b", 1}};
@@ -138,7 +140,9 @@ TEST(ModelTest, MlpGradientsMatchFiniteDifferences) {
       Params plus = p, minus = p, unused;
       plus[v][i] += eps;
       minus[v][i] -= eps;
-      const float numeric = ((*model)->LossAndGradient(plus, b, &unused) - (*model)->LossAndGradient(minus, b, &unused)) / (2 * eps);
+      const float numeric = ((*model)->LossAndGradient(plus, b, &unused) -
+                             (*model)->LossAndGradient(minus, b, &unused)) /
+                            (2 * eps);
       EXPECT_NEAR(g[v][i], numeric, 2e-3) << "variable " << v << " element " << i;
     }
   }
@@ -158,8 +162,10 @@ TEST(DatasetTest, ReadsGzipIdxFilesAndShardsByIndex) {
     gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
     gzclose(f);
   };
-  std::string images = std::string("\0\0\x08\x03\0\0\0\x04\0\0\0\x01\0\0\0\x02", 16) + std::string("\x00\xff\x80\x00\x01\x02\x03\x04", 8);
-  std::string labels = std::string("\0\0\x08\x01\0\0\0\x04", 8) + std::string("\x01\x02\x03\x09", 4);
+  std::string images = std::string("\0\0\x08\x03\0\0\0\x04\0\0\0\x01\0\0\0\x02", 16) +
+                       std::string("\x00\xff\x80\x00\x01\x02\x03\x04", 8);
+  std::string labels =
+      std::string("\0\0\x08\x01\0\0\0\x04", 8) + std::string("\x01\x02\x03\x09", 4);
   write_gz(dir / "i.gz", images);
   write_gz(dir / "l.gz", labels);
   auto d = ReadIdx((dir / "i.gz").string(), (dir / "l.gz").string());

@@ -6,11 +6,11 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <cstring>
 #include <atomic>
+#include <cstring>
 #include <functional>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -207,7 +207,8 @@ TEST_F(ParameterServerTest, ConcurrentPushesAreEachAppliedOnce) {
   EXPECT_EQ(failures, 0);
   auto [values, step] = Pull();
   EXPECT_EQ(step, 24);
-  for (size_t i : {size_t{0}, kChunkElements + 3, kShard - 1}) EXPECT_EQ(values["w/0"][i], big_[i] - 12.0f) << i;
+  for (size_t i : {size_t{0}, kChunkElements + 3, kShard - 1})
+    EXPECT_EQ(values["w/0"][i], big_[i] - 12.0f) << i;
   EXPECT_EQ(values["b/0"][7], small_[7] - 12.0f);
 }
 

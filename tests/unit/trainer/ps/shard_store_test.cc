@@ -12,7 +12,8 @@ namespace {
 constexpr size_t kTwoBlocksAndABit = 2 * kChunkElements + 10;
 
 std::map<std::string, std::vector<float>> Ones() {
-  return {{"b/0", std::vector<float>(3, 1.0f)}, {"w/0", std::vector<float>(kTwoBlocksAndABit, 1.0f)}};
+  return {{"b/0", std::vector<float>(3, 1.0f)},
+          {"w/0", std::vector<float>(kTwoBlocksAndABit, 1.0f)}};
 }
 
 TEST(ShardStoreTest, SplitsShardsIntoChunkSizedBlocks) {
@@ -58,7 +59,8 @@ TEST(ShardStoreTest, ASnapshotIsOneStepsValues) {
   for (int r = 0; r < 200; ++r) {
     int64_t step = 0;
     std::vector<ShardStore::BlockRef> snap = store.Snapshot(&step);
-    for (const auto& b : snap) ASSERT_EQ(b->values[0], 1.0f + static_cast<float>(step)) << "a torn snapshot";
+    for (const auto& b : snap)
+      ASSERT_EQ(b->values[0], 1.0f + static_cast<float>(step)) << "a torn snapshot";
   }
   stop = true;
   writer.join();

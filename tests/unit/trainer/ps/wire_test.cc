@@ -21,7 +21,8 @@ std::string Flatten(const grpc::ByteBuffer& b) {
 // `bytes` as a ByteBuffer cut into slices of `piece` bytes.
 grpc::ByteBuffer Sliced(const std::string& bytes, size_t piece) {
   std::vector<grpc::Slice> slices;
-  for (size_t i = 0; i < bytes.size(); i += piece) slices.emplace_back(bytes.data() + i, std::min(piece, bytes.size() - i));
+  for (size_t i = 0; i < bytes.size(); i += piece)
+    slices.emplace_back(bytes.data() + i, std::min(piece, bytes.size() - i));
   return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
@@ -52,7 +53,8 @@ TEST(WireTest, DecodesWhatGeneratedCodeWritesAcrossAnySlicing) {
   v1::PushPullRequest req;
   req.mutable_chunk()->set_shard("bias/0");
   req.mutable_chunk()->set_offset(123456789);
-  req.mutable_chunk()->set_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+  req.mutable_chunk()->set_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
   const std::string bytes = req.SerializeAsString();
   for (size_t piece : {1, 3, 7, 64, 4096, 1 << 20}) {
     wire::Decoded d;
@@ -93,10 +95,11 @@ TEST(WireTest, RefusesWhatIsNotOneHeaderOrOneChunk) {
   a.mutable_header()->set_step(1);
   b.mutable_chunk()->set_shard("w/0");
   const std::string chunk = b.SerializeAsString();
-  for (const std::string& bad : {a.SerializeAsString() + chunk,   // two messages in one
-                                 chunk.substr(0, chunk.size() - 1),  // cut short
-                                 std::string("\x1a\x01x", 3),        // unknown top-level field
-                                 std::string("\x12\x03\x0a\x05x", 5)}) {  // inner length past the end
+  for (const std::string& bad :
+       {a.SerializeAsString() + chunk,           // two messages in one
+        chunk.substr(0, chunk.size() - 1),       // cut short
+        std::string("\x1a\x01x", 3),             // unknown top-level field
+        std::string("\x12\x03\x0a\x05x", 5)}) {  // inner length past the end
     wire::Decoded d;
     EXPECT_FALSE(d.Parse(Sliced(bad, 2))) << "accepted " << bad.size() << " bytes";
     EXPECT_FALSE(d.error().empty());

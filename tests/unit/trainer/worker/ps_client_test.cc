@@ -13,7 +13,8 @@ namespace {
 
 class PsClientTest : public ::testing::Test {
  protected:
-  void Start(int num_ps, const std::function<std::unique_ptr<UpdateRule>()>& rule, int partitions = 1) {
+  void Start(int num_ps, const std::function<std::unique_ptr<UpdateRule>()>& rule,
+             int partitions = 1) {
     partitions_ = partitions;
     for (int i = 0; i < num_ps; ++i) {
       services_.push_back(std::make_unique<ParameterServer>(rule, 1, partitions));
@@ -73,7 +74,8 @@ TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryS
 
 TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection) {
   vars_ = {{"w", 28 * kChunkElements + 17}, {"b", 5}};  // 14 MiB per server: worth partitioning
-  Start(2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);
+  Start(
+      2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);
   PsClient client = Client("w0");
   absl::StatusOr<std::vector<PsState>> before = client.DescribeAll();
   ASSERT_TRUE(before.ok()) << before.status();
@@ -82,14 +84,17 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
   ASSERT_TRUE(client.InitAll(init, 0).ok());
   absl::StatusOr<std::vector<PsState>> after = client.DescribeAll();
   ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_TRUE((*after)[0].initialized && (*after)[1].initialized) << "every partition holds its shards";
+  EXPECT_TRUE((*after)[0].initialized && (*after)[1].initialized)
+      << "every partition holds its shards";
   for (int p = 0; p < 3; ++p) {
     ASSERT_NE(services_[1]->store(p), nullptr) << "partition " << p;
-    EXPECT_GT(services_[1]->store(p)->total_elements(), kChunkElements) << "partition " << p << " holds a share";
+    EXPECT_GT(services_[1]->store(p)->total_elements(), kChunkElements)
+        << "partition " << p << " holds a share";
   }
   const Params grads = Filled(vars_, 2.0f);
   Params params;
-  absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, {.step = 0, .pull_early = false}, &params);
+  absl::StatusOr<PsClient::StepResult> step =
+      client.PushPull(&grads, {.step = 0, .pull_early = false}, &params);
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_EQ(step->incarnations.size(), 6u);
   EXPECT_EQ(params[0], std::vector<float>(vars_[0].size, 0.0f));
@@ -97,12 +102,14 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
 }
 
 TEST_F(PsClientTest, ASmallModelUsesOnePartitionPerServer) {
-  Start(2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);  // 1.5 MiB per server
+  Start(
+      2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);  // 1.5 MiB per server
   PsClient client = Client("w0");
   ASSERT_TRUE(client.InitAll(Filled(vars_, 1.0f), 0).ok());
   absl::StatusOr<std::vector<PsState>> states = client.DescribeAll();
   ASSERT_TRUE(states.ok()) << states.status();
-  EXPECT_TRUE((*states)[0].initialized && (*states)[1].initialized) << "the unused partitions are initialised empty";
+  EXPECT_TRUE((*states)[0].initialized && (*states)[1].initialized)
+      << "the unused partitions are initialised empty";
   EXPECT_EQ(services_[0]->store(2)->total_elements(), 0u);
   const Params grads = Filled(vars_, 2.0f);
   Params params;
@@ -113,7 +120,8 @@ TEST_F(PsClientTest, ASmallModelUsesOnePartitionPerServer) {
 }
 
 TEST_F(PsClientTest, APartitionCountMismatchIsAClearError) {
-  Start(1, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/2);
+  Start(
+      1, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/2);
   absl::StatusOr<std::vector<PsState>> r = Client("w0", /*connections=*/3).DescribeAll();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("--ps-connections"), std::string::npos) << r.status();
@@ -136,7 +144,8 @@ TEST_F(PsClientTest, SynchronousReplicasMeetAtEveryStep) {
       PsClient client = Client(absl::StrCat("w", r));
       const Params grads = Filled(vars_, static_cast<float>(r + 1));  // the average is 1.5
       for (int step = 0; step < 3; ++step) {
-        absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, {.step = step, .min_step = step + 1, .wait = absl::Seconds(10)}, &seen[r]);
+        absl::StatusOr<PsClient::StepResult> s = client.PushPull(
+            &grads, {.step = step, .min_step = step + 1, .wait = absl::Seconds(10)}, &seen[r]);
         ASSERT_TRUE(s.ok()) << s.status();
         EXPECT_EQ(s->global_step, step + 1);
         EXPECT_FALSE(s->dropped);
