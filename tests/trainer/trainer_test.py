@@ -266,6 +266,27 @@ class BadConfigTest(unittest.TestCase):
         self.assertEqual(r.returncode, 138, r.stderr[-500:])
         self.assertIn("unreachable past the retry budget", r.stderr)
 
+    def test_tasks_with_different_ps_connections_exit_2_naming_the_flag(self):
+        import socket
+        ports = []
+        for _ in range(2):
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                ports.append(sock.getsockname()[1])
+        cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+        env = lambda task: dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster, "task": task}))
+        ps = subprocess.Popen([TRAINER, "--model", "toy", "--ps-connections", "3"],
+                              env=env({"type": "ps", "index": 0}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            r = subprocess.run([TRAINER, "--model", "toy", "--retry-seconds", "20"], env=env({"type": "worker", "index": 0}),
+                               capture_output=True, text=True, timeout=60)
+        finally:
+            ps.terminate()
+            ps.wait(timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr[-800:])
+        self.assertIn("has 3 partitions but this task uses 2", r.stderr)
+        self.assertIn("--ps-connections", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

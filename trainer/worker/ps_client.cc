@@ -108,7 +108,7 @@ absl::StatusOr<std::vector<PsState>> PsClient::DescribeAll() {
         FromGrpc(stubs_[i * connections_]->Describe(&ctx, v1::DescribeRequest(), &resp),
                  absl::StrCat("describe ps ", i, " at ", addresses_[i]));
     if (st.ok() && resp.partitions() != connections_) {
-      return absl::FailedPreconditionError(absl::StrCat(
+      return absl::InvalidArgumentError(absl::StrCat(
           "ps ", i, " at ", addresses_[i], " has ", resp.partitions(),
           " partitions but this task uses ", connections_,
           " connections per parameter server: give every task the same --ps-connections"));

@@ -35,7 +35,7 @@ class PsClient {
            std::string worker_name, int connections_per_ps = 1);
 
   int num_ps() const { return static_cast<int>(addresses_.size()); }
-  // One state per server; FailedPrecondition when a server's partitions differ from ours.
+  // One state per server; InvalidArgument when a server's partitions differ from ours.
   absl::StatusOr<std::vector<PsState>> DescribeAll();
   // Writes `params` (whole variables) into every server at `global_step`.
   absl::Status InitAll(const Params& params, int64_t global_step);

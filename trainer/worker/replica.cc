@@ -118,6 +118,13 @@ void Replica::SaveCheckpoint(int64_t step, const Params& params) {
 // False when the replica must exit (`*exit_code`).
 bool Replica::AwaitInitialized(int* exit_code) {
   absl::StatusOr<std::vector<PsState>> states = client_.DescribeAll();
+  if (states.status().code() ==
+      absl::StatusCode::kInvalidArgument) {  // e.g. --ps-connections differ
+    LogError("the parameter servers are configured differently from this task",
+             {{"task", spec_.TaskName()}, {"error", states.status().ToString()}});
+    *exit_code = kExitUsage;
+    return false;
+  }
   if (!states.ok()) {
     if (!Tolerate(states.status())) *exit_code = kExitTransient;
     return false;

@@ -123,7 +123,7 @@ TEST_F(PsClientTest, APartitionCountMismatchIsAClearError) {
   Start(
       1, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/2);
   absl::StatusOr<std::vector<PsState>> r = Client("w0", /*connections=*/3).DescribeAll();
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("--ps-connections"), std::string::npos) << r.status();
 }
 
