@@ -10,6 +10,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -54,8 +55,8 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
   std::shared_ptr<ShardStore> store_;
   std::unique_ptr<GradientMap> gradient_;
   std::unique_ptr<ShardReceiver> receiver_;
-  bool dropped_ = false;
-  bool early_ = false;  // pull_early: the reply is written while the push is read
+  std::atomic<bool> dropped_{false};  // pull_early: written by the read side while the reply runs
+  bool early_ = false;                // pull_early: the reply is written while the push is read
   absl::Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool push_done_ ABSL_GUARDED_BY(mu_) = false;   // pull_early: applied

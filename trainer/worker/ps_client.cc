@@ -35,16 +35,16 @@ absl::Status ForEachPs(int n, Fn fn) {
   return absl::OkStatus();
 }
 
-// Streams the shards of `values` that server `ps` holds as 1 MiB chunks; false once the stream
-// breaks. Request is InitRequest or PushRequest (both carry a TensorChunk).
-template <typename Request, typename Writer>
-bool WriteChunks(Writer* writer, const std::vector<Shard>& plan, int ps, const Params& values) {
+// Streams the shards of `values` that endpoint `ps` holds as 1 MiB Init chunks (a rare call, so
+// plain protobuf); false once the stream breaks.
+bool WriteInitChunks(grpc::ClientWriter<v1::InitRequest>* writer, const std::vector<Shard>& plan,
+                     int ps, const Params& values) {
   bool ok = true;
   for (const Shard& s : plan) {
     if (s.ps != ps) continue;
     const float* base = values[s.variable].data() + s.offset;
     for (size_t off = 0; ok && off < s.size; off += kChunkElements) {
-      Request r;
+      v1::InitRequest r;
       v1::TensorChunk* chunk = r.mutable_chunk();
       chunk->set_shard(s.name);
       chunk->set_offset(off);
@@ -134,7 +134,7 @@ absl::Status PsClient::InitAll(const Params& params, int64_t global_step) {
       spec->set_shard(s.name);
       spec->set_size(s.size);
     }
-    if (writer->Write(req)) WriteChunks<v1::InitRequest>(writer.get(), plan_, i, params);
+    if (writer->Write(req)) WriteInitChunks(writer.get(), plan_, i, params);
     writer->WritesDone();
     return FromGrpc(writer->Finish(), absl::StrCat("init ", Name(i)));
   });
