@@ -61,27 +61,28 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-int FreePort() {
+// A TCP socket bound to a free loopback port, and that address.
+int BoundLoopbackSocket(sockaddr_in* addr) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
+  *addr = sockaddr_in{};
+  addr->sin_family = AF_INET;
+  addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(addr), sizeof(*addr));
+  socklen_t len = sizeof(*addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(addr), &len);
+  return fd;
+}
+
+int FreePort() {
+  sockaddr_in addr;
+  close(BoundLoopbackSocket(&addr));
   return ntohs(addr.sin_port);
 }
 
 // Bytes per second through one TCP loopback connection.
 double TcpThroughput(size_t bytes) {
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  sockaddr_in addr;
+  int listener = BoundLoopbackSocket(&addr);
   listen(listener, 1);
   std::vector<char> buf(1 << 20, 'x');
   std::thread sender([&] {
@@ -136,23 +137,19 @@ class PsProcess {
     waitpid(pid_, nullptr, 0);
   }
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
-  // Peak resident set (VmHWM) in bytes.
-  double PeakRss() const {
+  // Peak and current resident set in bytes.
+  double PeakRss() const { return StatusBytes("VmHWM:"); }
+  double Rss() const { return StatusBytes("VmRSS:"); }
+
+ private:
+  double StatusBytes(const std::string& field) const {
     std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
     for (std::string line; std::getline(status, line);) {
-      if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024;
-    }
-    return 0;
-  }
-  double Rss() const {
-    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) * 1024;
+      if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) * 1024;
     }
     return 0;
   }
 
- private:
   int port_;
   pid_t pid_;
 };
