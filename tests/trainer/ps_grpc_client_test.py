@@ -22,7 +22,7 @@ from grpc_tools import protoc
 ROOT = os.environ.get("DISTTRAIN_ROOT", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
 BIN = os.environ.get("DISTTRAIN_BIN", os.path.join(ROOT, "build/bin"))
 PROTO = "disttrain/trainer/v1/parameter_server.proto"
-CHUNK = 256 * 1024  # elements per chunk, as the trainer sends them
+CHUNK = 128 * 1024  # elements per chunk, as the trainer sends them
 SHARD = 2 * CHUNK + 1000
 SMALL = 1000
 

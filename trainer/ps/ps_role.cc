@@ -34,7 +34,7 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o,
   int bound = 0;
   builder.AddListeningPort(absl::StrCat("0.0.0.0:", port), grpc::InsecureServerCredentials(),
                            &bound);
-  builder.SetMaxReceiveMessageSize(8 << 20);  // chunks are 1 MiB: a deliberate, bounded limit
+  builder.SetMaxReceiveMessageSize(8 << 20);  // chunks are 512 KiB: a deliberate, bounded limit
   wire::SetTransportArgs(&builder);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -35,7 +35,7 @@ absl::Status ForEachPs(int n, Fn fn) {
   return absl::OkStatus();
 }
 
-// Streams the shards of `values` that endpoint `ps` holds as 1 MiB Init chunks (a rare call, so
+// Streams the shards of `values` that endpoint `ps` holds as Init chunks (a rare call, so
 // plain protobuf); false once the stream breaks.
 bool WriteInitChunks(grpc::ClientWriter<v1::InitRequest>* writer, const std::vector<Shard>& plan,
                      int ps, const Params& values) {
@@ -67,7 +67,8 @@ PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<Variab
       worker_(std::move(worker_name)) {
   for (int e = 0; e < num_endpoints(); ++e) {
     grpc::ChannelArguments args;
-    // Chunks are 1 MiB; this deliberate limit leaves headroom without allowing unbounded messages.
+    // Chunks are 512 KiB; this deliberate limit leaves headroom without allowing unbounded
+    // messages.
     args.SetMaxReceiveMessageSize(8 << 20);
     args.SetMaxSendMessageSize(8 << 20);
     wire::SetTransportArgs(&args);

@@ -286,10 +286,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"UnknownShard", [](auto* m) { (*m)[3].mutable_chunk()->set_shard("nope/0"); },
                   grpc::StatusCode::NOT_FOUND},
         Malformed{"Oversized",  // one message over the server's 8 MiB limit
-                  [](auto* m) {
-                    (*m)[1].mutable_chunk()->set_data(
-                        std::string(9 * kChunkElements * sizeof(float), '\0'));
-                  },
+                  [](auto* m) { (*m)[1].mutable_chunk()->set_data(std::string(9 << 20, '\0')); },
                   grpc::StatusCode::RESOURCE_EXHAUSTED}),
     [](const auto& info) { return info.param.name; });
 
