@@ -18,7 +18,8 @@ absl::Status FieldError(absl::string_view path, absl::string_view message) {
 class Fields {
  public:
   Fields(const json& object, std::string path) : object_(object), path_(std::move(path)) {
-    if (!object_.is_null() && !object_.is_object()) status_ = FieldError(path_, "must be an object");
+    if (!object_.is_null() && !object_.is_object())
+      status_ = FieldError(path_, "must be an object");
   }
 
   const json* Find(absl::string_view key) const {
@@ -78,8 +79,8 @@ class Fields {
   }
   // Reads a string member that must be one of `names` (index into it), when present.
   template <typename Enum, size_t N>
-  void ReadEnum(absl::string_view key, const std::array<std::pair<absl::string_view, Enum>, N>& names,
-                Enum* out) {
+  void ReadEnum(absl::string_view key,
+                const std::array<std::pair<absl::string_view, Enum>, N>& names, Enum* out) {
     std::string text;
     bool present = Find(key) != nullptr;
     ReadString(key, &text);
@@ -215,7 +216,8 @@ absl::StatusOr<absl::Time> ParseKubeTime(absl::string_view text) {
 }
 
 absl::StatusOr<DistributedTraining> DecodeJob(const json& object) {
-  if (!object.is_object()) return absl::InvalidArgumentError("a DistributedTraining must be an object");
+  if (!object.is_object())
+    return absl::InvalidArgumentError("a DistributedTraining must be an object");
   Fields top(object, "");
   std::string api_version, kind;
   top.ReadString("apiVersion", &api_version);
@@ -223,8 +225,8 @@ absl::StatusOr<DistributedTraining> DecodeJob(const json& object) {
   if (!top.status().ok()) return top.status();
   if (kind != kKind || api_version != kApiVersion) {
     return absl::InvalidArgumentError(absl::StrCat("want apiVersion ", kApiVersion, " kind ", kKind,
-                                                   ", got apiVersion \"", api_version,
-                                                   "\" kind \"", kind, "\""));
+                                                   ", got apiVersion \"", api_version, "\" kind \"",
+                                                   kind, "\""));
   }
   DistributedTraining job;
   if (const json* meta = top.Find("metadata")) {
@@ -256,7 +258,9 @@ json EncodeStatus(const JobStatus& status) {
   if (!status.state.empty()) out["state"] = status.state;
   json replicas = json::object();
   for (const auto& [type, rs] : status.replica_statuses) {
-    json r = {{"active", rs.active}, {"succeeded", rs.succeeded}, {"failed", rs.failed},
+    json r = {{"active", rs.active},
+              {"succeeded", rs.succeeded},
+              {"failed", rs.failed},
               {"restarts", rs.restarts}};
     if (!rs.progress.empty()) r["progress"] = rs.progress;
     if (!rs.succeeded_indexes.empty()) r["succeededIndexes"] = rs.succeeded_indexes;
@@ -267,6 +271,7 @@ json EncodeStatus(const JobStatus& status) {
   if (status.start_time) out["startTime"] = FormatKubeTime(*status.start_time);
   if (status.completion_time) out["completionTime"] = FormatKubeTime(*status.completion_time);
   out["observedGeneration"] = status.observed_generation;
+  out["restartingPods"] = status.restarting_pods;  // always sent: a merge patch must clear it
   return out;
 }
 
@@ -324,6 +329,12 @@ absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
   f.ReadTime("startTime", &status.start_time);
   f.ReadTime("completionTime", &status.completion_time);
   f.ReadInt("observedGeneration", &status.observed_generation);
+  if (const json* uids = f.Find("restartingPods")) {
+    bool ok = uids->is_array();
+    for (size_t i = 0; ok && i < uids->size(); ++i) ok = (*uids)[i].is_string();
+    if (!ok) return FieldError("status.restartingPods", "must be a list of strings");
+    for (const json& uid : *uids) status.restarting_pods.push_back(uid.get<std::string>());
+  }
   if (!f.status().ok()) return f.status();
   return status;
 }

@@ -11,10 +11,10 @@
 #include <map>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
@@ -119,6 +119,10 @@ struct JobStatus {
   std::optional<absl::Time> start_time;
   std::optional<absl::Time> completion_time;
   int64_t observed_generation = 0;
+  // UIDs of failed pods whose restart is already counted (in pastRestarts) and that the operator
+  // is deleting: written before the delete, dropped once the pod is gone, so a restart is never
+  // lost nor counted twice (the Job controller's uncountedTerminatedPods, for restarts).
+  std::vector<std::string> restarting_pods;
 
   bool operator==(const JobStatus&) const = default;
 };

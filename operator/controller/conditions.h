@@ -1,6 +1,7 @@
 // The job's conditions and state machine (docs/state-machine.md):
 //
-//   Created --all pods running--> Running --a pod is restarted--> Restarting --running again--> Running
+//   Created --all pods running--> Running --a pod is restarted--> Restarting --running again-->
+//   Running
 //      \                            |                                 |
 //       +-------------------------> Succeeded / Failed  <-------------+
 //   Suspended while spec.runPolicy.suspend is true (from any non-final state; resuming goes
@@ -25,6 +26,10 @@ inline constexpr char kRestarting[] = "Restarting";
 inline constexpr char kSucceeded[] = "Succeeded";
 inline constexpr char kFailed[] = "Failed";
 inline constexpr char kSuspended[] = "Suspended";
+// Not a state: True while the API server refuses to create the job's pods or Services for a
+// reason that retrying alone will not fix (quota, a missing PriorityClass, RBAC) or that has
+// persisted; its message is the API server's. As ReplicaSet's ReplicaFailure/FailedCreate.
+inline constexpr char kReplicaFailure[] = "ReplicaFailure";
 
 // Sets condition `type`. lastTransitionTime moves only when the status flips; reason and message
 // follow the latest call. A False condition that never existed is not added.

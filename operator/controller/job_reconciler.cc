@@ -18,6 +18,8 @@
 #include "operator/controller/job_policies.h"
 #include "operator/controller/pod_group_builder.h"
 #include "operator/controller/pod_state.h"
+#include "operator/controller/restart_policy.h"
+#include "operator/controller/running_policy.h"
 #include "operator/kube/errors.h"
 
 namespace disttrain::controller {
@@ -27,17 +29,19 @@ using nlohmann::json;
 using runtime::EventType;
 
 struct JobReconciler::Pass {
-  json object;                 // the job as cached
+  json object;  // the job as cached
   api::DistributedTraining job;
-  api::JobStatus original;     // the status as cached
-  api::JobStatus status;       // the status this pass computes
-  std::map<std::pair<ReplicaType, int>, PodState> pods;
+  api::JobStatus original;  // the status as cached
+  api::JobStatus status;    // the status this pass computes
+  PodsByReplica pods;
   std::set<std::string> services;
   struct Event {
     EventType type;
     std::string reason, message;
   };
   std::vector<Event> events;
+  std::vector<absl::Status> errors;  // API calls that failed in this pass
+  std::vector<PodState> replace;     // failed pods to delete once the status counts their restart
   std::optional<absl::Duration> requeue;
   absl::Time now;
   bool deleted = false;  // the job itself was deleted (TTL)
@@ -51,10 +55,21 @@ struct JobReconciler::Pass {
   void Note(std::string reason, std::string message) {
     events.push_back({EventType::kNormal, std::move(reason), std::move(message)});
   }
+  // A failed API call: told as a Warning event, and the pass ends in an error (after its
+  // status write) so the work queue retries it with backoff.
+  void Error(std::string reason, absl::Status s) {
+    Warn(std::move(reason), std::string(s.message()));
+    errors.push_back(std::move(s));
+  }
   api::ReplicaStatus& Role(ReplicaType t) { return status.replica_statuses[t]; }
   bool Remembered(ReplicaType t, int index) {
     const auto& idx = Role(t).succeeded_indexes;
     return std::find(idx.begin(), idx.end(), index) != idx.end();
+  }
+  std::vector<PodState> PodList() const {
+    std::vector<PodState> out;
+    for (const auto& [id, pod] : pods) out.push_back(pod);
+    return out;
   }
 };
 
@@ -65,7 +80,7 @@ void JobReconciler::ForgetPod(const std::string& uid) {
   deleting_.erase(uid);
 }
 
-bool JobReconciler::Pending(const std::string& uid) {
+bool JobReconciler::Deleted(const std::string& uid) {
   absl::MutexLock lock(&mu_);
   return deleting_.count(uid) > 0;
 }
@@ -89,7 +104,8 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   p.object = cached;
   p.now = deps_.clock->Now();
   if (p.object.contains("status")) {
-    if (absl::StatusOr<api::JobStatus> st = api::DecodeStatus(p.object["status"]); st.ok()) p.original = *st;
+    if (absl::StatusOr<api::JobStatus> st = api::DecodeStatus(p.object["status"]); st.ok())
+      p.original = *st;
   }
   p.status = p.original;
   absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(p.object);
@@ -102,12 +118,19 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   if (!valid.ok()) {
     FailInvalid(p, valid);
   } else {
+    std::set<std::string> uids;
     for (const runtime::ObjectPtr& pod : deps_.pods->ByControllerUid(p.job.metadata.uid)) {
-      if (std::optional<PodState> s = ReadPodState(*pod)) p.pods[{s->type, s->index}] = *s;
+      if (std::optional<PodState> s = ReadPodState(*pod)) {
+        uids.insert(s->uid);
+        p.pods[{s->type, s->index}] = *s;
+      }
     }
     for (const runtime::ObjectPtr& svc : deps_.services->ByControllerUid(p.job.metadata.uid)) {
       p.services.insert(svc->value("/metadata/name"_json_pointer, ""));
     }
+    // A replaced pod that is gone leaves the list; its restart stays in pastRestarts.
+    std::erase_if(p.status.restarting_pods,
+                  [&](const std::string& uid) { return !uids.count(uid); });
     if (!FindCondition(p.status, kCreated)) {
       SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.now);
     }
@@ -122,8 +145,19 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
     UpdateCounts(p);
   }
   if (p.deleted) return runtime::ReconcileResult{};
+  // Nothing is replaced unless the status counting it is written: a failed write leaves the
+  // failed pods in place, and the next pass counts them again, once.
   if (absl::Status s = WriteStatus(p); !s.ok()) return s;
+  ReplaceFailedPods(p);
   EmitEvents(p);
+  if (!p.errors.empty()) {
+    const absl::Status& first = p.errors.front();
+    return absl::Status(first.code(),
+                        p.errors.size() == 1
+                            ? std::string(first.message())
+                            : absl::StrCat(first.message(), " (and ", p.errors.size() - 1,
+                                           " more failed requests)"));
+  }
   return runtime::ReconcileResult{p.requeue};
 }
 
@@ -151,45 +185,40 @@ void JobReconciler::Run(Pass& p) {
     return;
   }
   p.Requeue(deadline.requeue_after);
-  EnsurePodGroup(p);
+  // Pods wait for their PodGroup: created without it, they would never be gang scheduled.
+  if (!EnsurePodGroup(p)) return;
   if (!HandleFailures(p)) return;
-  if (!CountInPlaceRestarts(p)) return;
-  if (!CreateMissing(p)) return;
-
+  if (!CheckInPlaceRestarts(p)) return;
+  // Success before creation: a job that has succeeded needs no missing pod back (after a
+  // failed status write, cleanup may already have deleted them).
   auto succeeded = [&](ReplicaType t, int i) { return p.Remembered(t, i); };
   if (std::optional<std::string> message = SuccessMessage(p.job, succeeded)) {
     Finish(p, true, "JobSucceeded", *message);
     return;
   }
-  // Running once every replica that has not finished runs; Restarting clears then.
-  int wanted = 0, running = 0;
-  for (const auto& [type, spec] : p.job.spec.replica_specs) {
-    for (int i = 0; i < spec.replicas; ++i) {
-      if (p.Remembered(type, i)) continue;
-      auto it = p.pods.find({type, i});
-      if (it != p.pods.end() && it->second.phase == PodPhase::kFailed && type == ReplicaType::kEvaluator) continue;
-      ++wanted;
-      if (it != p.pods.end() && !it->second.terminating && it->second.phase == PodPhase::kRunning &&
-          it->second.ready) {
-        ++running;
-      }
-    }
-  }
-  if (running == wanted) {
+  if (!CreateMissing(p)) return;
+  Readiness readiness = CountReadiness(p.job, p.pods, succeeded);
+  if (readiness.AllRunning()) {
     if (!IsTrue(p.status, kRunning)) {
       SetCondition(&p.status, kRunning, true, "PodsRunning",
-                   absl::StrCat("all ", wanted, " pods are running"), p.now);
+                   absl::StrCat("all ", readiness.wanted, " pods are running"), p.now);
     }
-    SetCondition(&p.status, kRestarting, false, "PodsRunning", "every restarted pod runs again", p.now);
+    SetCondition(&p.status, kRestarting, false, "PodsRunning", "every restarted pod runs again",
+                 p.now);
   }
-  // Once Running, the job stays Running until it restarts, is suspended or finishes: pods that
-  // stop being ready as they exit (workers done before the chief) must not send the State column
-  // back to Created. The WORKERS and PS columns show how many pods run.
 }
 
 bool JobReconciler::HandleFailures(Pass& p) {
+  int32_t replacing = 0;  // restarts this pass adds
+  const RestartTally tally = CountRestarts(p.status, p.PodList());
   for (auto& [id, pod] : p.pods) {
-    if (pod.terminating || Pending(pod.uid)) continue;
+    if (pod.terminating) continue;
+    if (IsBeingReplaced(p.status, pod)) {
+      // Counted by an earlier pass whose delete failed or is not yet seen: delete again only.
+      if (!Deleted(pod.uid)) p.replace.push_back(pod);
+      continue;
+    }
+    if (Deleted(pod.uid)) continue;
     const auto [type, index] = id;
     if (pod.phase == PodPhase::kSucceeded) {
       if (!p.Remembered(type, index)) p.Role(type).succeeded_indexes.push_back(index);
@@ -209,21 +238,18 @@ bool JobReconciler::HandleFailures(Pass& p) {
       case FailureAction::kRecreate:
         break;
     }
-    const int32_t limit = p.job.spec.run_policy.backoff_limit.value_or(api::kDefaultBackoffLimit);
-    const int32_t restarts = TotalRestarts(p.status) + 1;
-    if (restarts > limit) {
+    const int32_t limit = BackoffLimit(p.job);
+    if (!WithinBackoffLimit(p.job, tally, replacing + 1)) {
       Finish(p, false, "BackoffLimitExceeded",
              absl::StrCat(what, "; the job has used all ", limit, " restarts of its backoffLimit"));
       return false;
     }
-    if (absl::Status s = DeletePod(p, pod, /*with_service=*/false); !s.ok()) {
-      p.Warn("FailedDeletePod", absl::StrCat("restarting ", pod.name, ": ", s.message()));
-      continue;
-    }
-    api::ReplicaStatus& rs = p.Role(type);
-    rs.past_restarts += 1 + pod.restart_count;
-    rs.restarts += 1;  // provisional until UpdateCounts recomputes
-    const std::string message = absl::StrCat(what, "; restarting it (restart ", restarts, " of ", limit, ")");
+    ++replacing;
+    p.Role(type).past_restarts += 1 + pod.restart_count;
+    p.status.restarting_pods.push_back(pod.uid);
+    p.replace.push_back(pod);
+    const std::string message = absl::StrCat(what, "; restarting it (restart ",
+                                             tally.total() + replacing, " of ", limit, ")");
     SetCondition(&p.status, kRestarting, true, "PodRestarting", message, p.now);
     SetCondition(&p.status, kRunning, false, "PodRestarting", message, p.now);
     p.Warn("Restarting", message);
@@ -231,29 +257,22 @@ bool JobReconciler::HandleFailures(Pass& p) {
   return true;
 }
 
-bool JobReconciler::CountInPlaceRestarts(Pass& p) {
-  int live = 0, before = 0;
+bool JobReconciler::CheckInPlaceRestarts(Pass& p) {
+  const RestartTally tally = CountRestarts(p.status, p.PodList());
+  if (!RestartedInPlaceSince(p.original, tally)) return true;
   std::vector<std::string> restarted;
   for (const auto& [id, pod] : p.pods) {
-    if (Pending(pod.uid)) continue;
-    live += pod.restart_count;
-  }
-  for (const auto& [type, rs] : p.original.replica_statuses) before += rs.restarts - rs.past_restarts;
-  if (live <= before) return true;
-  int32_t past = 0;
-  for (const auto& [type, rs] : p.status.replica_statuses) past += rs.past_restarts;
-  const int32_t limit = p.job.spec.run_policy.backoff_limit.value_or(api::kDefaultBackoffLimit);
-  for (const auto& [id, pod] : p.pods) {
-    if (pod.restart_count > 0 && !Pending(pod.uid)) {
-      restarted.push_back(absl::StrCat(pod.name, " (", pod.restart_count, " restarts, last exit code ",
-                                       pod.exit_code.value_or(-1), ")"));
+    if (pod.restart_count > 0 && !IsBeingReplaced(p.status, pod)) {
+      restarted.push_back(absl::StrCat(pod.name, " (", pod.restart_count,
+                                       " restarts, last exit code ", pod.exit_code.value_or(-1),
+                                       ")"));
     }
   }
   const std::string which = absl::StrJoin(restarted, ", ");
-  if (past + live > limit) {
+  if (!WithinBackoffLimit(p.job, tally)) {
     Finish(p, false, "BackoffLimitExceeded",
-           absl::StrCat("containers restarted in place ", past + live, " times, more than backoffLimit ",
-                        limit, ": ", which));
+           absl::StrCat("containers restarted in place ", tally.total(),
+                        " times, more than backoffLimit ", BackoffLimit(p.job), ": ", which));
     return false;
   }
   const std::string message = absl::StrCat("restarted in place: ", which);
@@ -269,27 +288,36 @@ bool JobReconciler::CreateMissing(Pass& p) {
     return false;
   }
   std::vector<std::string> created;
+  std::optional<absl::Status> first_failure;
+  bool permanent = false;
+  auto failed = [&](const char* reason, const absl::Status& s) {
+    p.Error(reason, s);
+    if (!first_failure) first_failure = s;
+    permanent = permanent || !kube::IsRetryable(s);
+  };
   for (const ReplicaObjects& r : desired->replicas) {
     const std::string name = r.pod["metadata"]["name"];
     if (p.pods.count({r.type, r.index}) || p.Remembered(r.type, r.index)) continue;
     if (!p.services.count(name)) {
-      absl::StatusOr<json> svc = deps_.client->Create(kube::kServices, p.job.metadata.namespace_name, r.service);
+      absl::StatusOr<json> svc =
+          deps_.client->Create(kube::kServices, p.job.metadata.namespace_name, r.service);
       if (!svc.ok() && !kube::IsAlreadyExists(svc.status())) {
-        p.Warn("FailedCreateService", std::string(svc.status().message()));
+        failed("FailedCreateService", svc.status());
         continue;
       }
     }
-    absl::StatusOr<json> pod = deps_.client->Create(kube::kPods, p.job.metadata.namespace_name, r.pod);
+    absl::StatusOr<json> pod =
+        deps_.client->Create(kube::kPods, p.job.metadata.namespace_name, r.pod);
     if (pod.ok()) {
       created.push_back(name);
-    } else if (!kube::IsAlreadyExists(pod.status())) {
+    } else if (pod.status().code() == absl::StatusCode::kInvalidArgument) {
+      // The template itself is refused: no retry will ever succeed.
       p.Warn("FailedCreatePod", std::string(pod.status().message()));
-      if (pod.status().code() == absl::StatusCode::kInvalidArgument) {
-        Finish(p, false, "InvalidPodTemplate",
-               absl::StrCat("the API server rejected pod ", name, ": ", pod.status().message()));
-        return false;
-      }
-      p.Requeue(absl::Seconds(5));
+      Finish(p, false, "InvalidPodTemplate",
+             absl::StrCat("the API server rejected pod ", name, ": ", pod.status().message()));
+      return false;
+    } else if (!kube::IsAlreadyExists(pod.status())) {
+      failed("FailedCreatePod", pod.status());
     }
   }
   if (!created.empty()) {
@@ -299,7 +327,32 @@ bool JobReconciler::CreateMissing(Pass& p) {
       if (w.find("TF_CONFIG") != std::string::npos) p.Warn("TFConfigReplaced", w);
     }
   }
+  if (first_failure) {
+    ReportCreateFailures(p, *first_failure, permanent);
+  } else {
+    {
+      absl::MutexLock lock(&mu_);
+      create_failures_.erase(p.job.metadata.uid);
+    }
+    SetCondition(&p.status, kReplicaFailure, false, "PodsCreated", "every missing pod was created",
+                 p.now);
+  }
   return true;
+}
+
+void JobReconciler::ReportCreateFailures(Pass& p, const absl::Status& first, bool permanent) {
+  int in_a_row = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    in_a_row = ++create_failures_[p.job.metadata.uid];
+  }
+  if (!permanent && in_a_row < kCreateFailuresBeforeCondition) return;
+  // The job keeps retrying (with backoff): a quota freed or a PriorityClass created later lets
+  // it start. activeDeadlineSeconds, when set, bounds the wait.
+  SetCondition(&p.status, kReplicaFailure, true, "FailedCreate",
+               absl::StrCat(first.message(),
+                            permanent ? "" : absl::StrCat(" (", in_a_row, " attempts in a row)")),
+               p.now);
 }
 
 const kube::Resource& JobReconciler::PodGroupResource() const {
@@ -307,49 +360,54 @@ const kube::Resource& JobReconciler::PodGroupResource() const {
                                                                : kube::kCoschedulingPodGroups;
 }
 
-void JobReconciler::EnsurePodGroup(Pass& p) {
+bool JobReconciler::EnsurePodGroup(Pass& p) {
   // Created before the first pods: once pods exist, so does the PodGroup.
-  if (!p.job.spec.run_policy.scheduling_policy || !p.pods.empty()) return;
+  if (!p.job.spec.run_policy.scheduling_policy || !p.pods.empty()) return true;
   absl::StatusOr<std::optional<json>> group = BuildPodGroup(p.job, deps_.build);
-  if (!group.ok() || !group->has_value()) return;  // quantities were validated by CreateMissing's build
+  if (!group.ok() || !group->has_value())
+    return true;  // quantities were validated by CreateMissing's build
   const kube::Resource& res = PodGroupResource();
   absl::StatusOr<json> r = deps_.client->Create(res, p.job.metadata.namespace_name, **group);
   if (r.ok()) {
-    p.Note("SuccessfulCreatePodGroup", absl::StrCat("created ", res.group, " PodGroup ", p.job.metadata.name));
+    p.Note("SuccessfulCreatePodGroup",
+           absl::StrCat("created ", res.group, " PodGroup ", p.job.metadata.name));
   } else if (kube::IsNotFound(r.status())) {
-    p.Warn("PodGroupUnavailable", absl::StrCat("the ", res.group, "/", res.version,
-                                               " PodGroup API is not installed; pods are created without gang scheduling"));
+    p.Warn(
+        "PodGroupUnavailable",
+        absl::StrCat("the ", res.group, "/", res.version,
+                     " PodGroup API is not installed; pods are created without gang scheduling"));
   } else if (!kube::IsAlreadyExists(r.status())) {
-    p.Warn("FailedCreatePodGroup", std::string(r.status().message()));
+    p.Error("FailedCreatePodGroup", r.status());
+    return false;
   }
+  return true;
 }
 
 void JobReconciler::Suspend(Pass& p) {
   for (auto& [id, pod] : p.pods) {
-    if (pod.terminating || pod.phase == PodPhase::kSucceeded || Pending(pod.uid)) continue;
-    if (absl::Status s = DeletePod(p, pod, false); !s.ok()) p.Warn("FailedDeletePod", std::string(s.message()));
+    if (pod.terminating || pod.phase == PodPhase::kSucceeded || Deleted(pod.uid)) continue;
+    if (absl::Status s = DeletePod(p, pod, false); !s.ok()) p.Error("FailedDeletePod", s);
   }
   if (!IsTrue(p.status, kSuspended)) {
-    SetCondition(&p.status, kSuspended, true, "JobSuspended", "the job is suspended; its pods are deleted", p.now);
+    SetCondition(&p.status, kSuspended, true, "JobSuspended",
+                 "the job is suspended; its pods are deleted", p.now);
     SetCondition(&p.status, kRunning, false, "JobSuspended", "the job is suspended", p.now);
     SetCondition(&p.status, kRestarting, false, "JobSuspended", "the job is suspended", p.now);
     p.Note("Suspended", "the job is suspended; its pods are deleted");
   }
 }
 
-void JobReconciler::Finish(Pass& p, bool succeeded, const std::string& reason, const std::string& message) {
+void JobReconciler::Finish(Pass& p, bool succeeded, const std::string& reason,
+                           const std::string& message) {
   SetCondition(&p.status, succeeded ? kSucceeded : kFailed, true, reason, message, p.now);
   SetCondition(&p.status, kRunning, false, reason, message, p.now);
   SetCondition(&p.status, kRestarting, false, reason, message, p.now);
   p.status.completion_time = p.now;
+  p.replace.clear();  // finished: cleanup decides what goes
   if (succeeded) {
     p.Note("JobSucceeded", message);
   } else {
     p.Warn(reason, message);
-  }
-  if (p.job.spec.run_policy.scheduling_policy) {
-    absl::Status s = deps_.client->Delete(PodGroupResource(), p.job.metadata.namespace_name, p.job.metadata.name);
-    if (!s.ok() && !kube::IsNotFound(s)) p.Warn("FailedDeletePodGroup", std::string(s.message()));
   }
   Cleanup(p);
   p.job.status.completion_time = p.now;
@@ -357,20 +415,39 @@ void JobReconciler::Finish(Pass& p, bool succeeded, const std::string& reason, c
 }
 
 void JobReconciler::Cleanup(Pass& p) {
+  DeletePodGroup(p);
   const api::CleanPodPolicy policy = p.job.spec.run_policy.clean_pod_policy;
   std::vector<std::string> deleted;
   for (auto& [id, pod] : p.pods) {
-    if (!DeleteOnFinish(policy, pod) || Pending(pod.uid)) continue;
+    if (!DeleteOnFinish(policy, pod) || Deleted(pod.uid)) continue;
     if (absl::Status s = DeletePod(p, pod, policy == api::CleanPodPolicy::kAll); !s.ok()) {
-      p.Warn("FailedDeletePod", std::string(s.message()));
+      p.Error("FailedDeletePod", s);
       continue;
     }
     deleted.push_back(pod.name);
   }
   if (!deleted.empty()) {
-    p.Note("SuccessfulDeletePod", absl::StrCat("cleanPodPolicy ", api::CleanPodPolicyName(policy), ": deleted ",
-                                               absl::StrJoin(deleted, ", ")));
+    p.Note("SuccessfulDeletePod", absl::StrCat("cleanPodPolicy ", api::CleanPodPolicyName(policy),
+                                               ": deleted ", absl::StrJoin(deleted, ", ")));
   }
+}
+
+void JobReconciler::DeletePodGroup(Pass& p) {
+  // A finished job's PodGroup would keep its minResources reserved in the gang scheduler.
+  // Deleted once per job and process; a failed delete is retried by the next pass.
+  if (!p.job.spec.run_policy.scheduling_policy) return;
+  {
+    absl::MutexLock lock(&mu_);
+    if (pod_groups_deleted_.count(p.job.metadata.uid)) return;
+  }
+  absl::Status s =
+      deps_.client->Delete(PodGroupResource(), p.job.metadata.namespace_name, p.job.metadata.name);
+  if (!s.ok() && !kube::IsNotFound(s)) {
+    p.Error("FailedDeletePodGroup", s);
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  pod_groups_deleted_.insert(p.job.metadata.uid);
 }
 
 void JobReconciler::DeleteAfterTtl(Pass& p) {
@@ -380,30 +457,42 @@ void JobReconciler::DeleteAfterTtl(Pass& p) {
     return;
   }
   absl::Status s = deps_.client->Delete(kube::kDistributedTrainings, p.job.metadata.namespace_name,
-                                        p.job.metadata.name, {kube::Propagation::kBackground, p.job.metadata.uid});
+                                        p.job.metadata.name,
+                                        {kube::Propagation::kBackground, p.job.metadata.uid});
   if (s.ok() || kube::IsNotFound(s)) {
-    LogInfo("deleted a finished job after its TTL", {{"job", p.job.metadata.namespace_name + "/" + p.job.metadata.name}});
+    LogInfo("deleted a finished job after its TTL",
+            {{"job", p.job.metadata.namespace_name + "/" + p.job.metadata.name}});
     p.deleted = true;
   } else {
-    p.Warn("FailedDeleteJob", std::string(s.message()));
-    p.Requeue(absl::Seconds(5));
+    p.Error("FailedDeleteJob", s);
   }
 }
 
 absl::Status JobReconciler::DeletePod(Pass& p, const PodState& pod, bool with_service) {
   kube::DeleteOptions options;
   options.precondition_uid = pod.uid;
-  absl::Status s = deps_.client->Delete(kube::kPods, p.job.metadata.namespace_name, pod.name, options);
-  if (!s.ok() && !kube::IsNotFound(s)) return s;
+  absl::Status s =
+      deps_.client->Delete(kube::kPods, p.job.metadata.namespace_name, pod.name, options);
+  // NotFound: already gone. Conflict: the UID precondition failed, so this pod is gone too and
+  // one of the same name replaced it.
+  if (!s.ok() && !kube::IsNotFound(s) && !kube::IsConflict(s)) return s;
   {
     absl::MutexLock lock(&mu_);
     deleting_.insert(pod.uid);
   }
   if (with_service && p.services.count(pod.name)) {
-    absl::Status sv = deps_.client->Delete(kube::kServices, p.job.metadata.namespace_name, pod.name);
+    absl::Status sv =
+        deps_.client->Delete(kube::kServices, p.job.metadata.namespace_name, pod.name);
     if (!sv.ok() && !kube::IsNotFound(sv)) return sv;
   }
   return absl::OkStatus();
+}
+
+void JobReconciler::ReplaceFailedPods(Pass& p) {
+  for (const PodState& pod : p.replace) {
+    if (absl::Status s = DeletePod(p, pod, /*with_service=*/false); !s.ok())
+      p.Error("FailedDeletePod", s);
+  }
 }
 
 void JobReconciler::UpdateCounts(Pass& p) {
@@ -414,8 +503,9 @@ void JobReconciler::UpdateCounts(Pass& p) {
       auto it = p.pods.find({type, i});
       if (it == p.pods.end()) continue;
       const PodState& pod = it->second;
+      if (IsBeingReplaced(p.status, pod)) continue;  // its restarts are in pastRestarts
       live_restarts += pod.restart_count;
-      if (pod.terminating || Pending(pod.uid)) continue;
+      if (pod.terminating || Deleted(pod.uid)) continue;
       if (pod.phase == PodPhase::kPending || pod.phase == PodPhase::kRunning) ++active;
       if (pod.phase == PodPhase::kRunning) ++running;
       if (pod.phase == PodPhase::kFailed) ++failed;
@@ -440,8 +530,15 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
   }
   const std::string ns = p.object.value("/metadata/namespace"_json_pointer, "");
   const std::string name = p.object.value("/metadata/name"_json_pointer, "");
-  absl::StatusOr<json> r = deps_.client->Patch(kube::kDistributedTrainings, ns, name, kube::PatchType::kMerge,
-                                               {{"status", status}}, "status");
+  // The resourceVersion makes the patch conditional: a pass computed from a stale cache gets
+  // 409 Conflict instead of overwriting a newer status (the merge patch replaces conditions and
+  // restartingPods whole), and the job is retried once the cache has the new version.
+  json patch = {
+      {"metadata",
+       {{"resourceVersion", p.object.value("/metadata/resourceVersion"_json_pointer, "")}}},
+      {"status", status}};
+  absl::StatusOr<json> r = deps_.client->Patch(kube::kDistributedTrainings, ns, name,
+                                               kube::PatchType::kMerge, patch, "status");
   if (!r.ok() && !kube::IsNotFound(r.status())) return r.status();
   return absl::OkStatus();
 }

@@ -1,12 +1,16 @@
 // The DistributedTraining reconciler: level-triggered and idempotent. Each pass reads the job
 // and its pods and services from the informer caches, converges the cluster towards the job
 // (create what is missing, restart or fail per policy, clean up when finished, delete after the
-// TTL), computes the status from what exists, writes it once when it changed, and only then
-// records events. Time-based policies return a requeue-after. Thread-safe: the work queue runs
-// at most one pass per job at a time; passes of different jobs run in parallel.
+// TTL), computes the status from what exists, writes it once when it changed (with a
+// resourceVersion precondition), then deletes the failed pods whose restart that write
+// recorded, and only then records events. A failed API call never ends a pass early: the pass
+// writes what it learned, then returns the error so the work queue retries the job with per-key
+// backoff. Time-based policies return a requeue-after. Thread-safe: the work queue runs at most
+// one pass per job at a time; passes of different jobs run in parallel.
 #ifndef DISTTRAIN_OPERATOR_CONTROLLER_JOB_RECONCILER_H_
 #define DISTTRAIN_OPERATOR_CONTROLLER_JOB_RECONCILER_H_
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -33,6 +37,10 @@ struct ReconcilerDeps {
 
 class JobReconciler : public runtime::Reconciler {
  public:
+  // Passes in a row whose pod creation failed with a retryable error before the job gets the
+  // ReplicaFailure condition (a permanent error sets it at once).
+  static constexpr int kCreateFailuresBeforeCondition = 3;
+
   explicit JobReconciler(ReconcilerDeps deps);
 
   absl::StatusOr<runtime::ReconcileResult> Reconcile(const std::string& key) override;
@@ -51,21 +59,28 @@ class JobReconciler : public runtime::Reconciler {
   void Cleanup(Pass& p);
   void DeleteAfterTtl(Pass& p);
   bool HandleFailures(Pass& p);
-  bool CountInPlaceRestarts(Pass& p);
+  bool CheckInPlaceRestarts(Pass& p);
   bool CreateMissing(Pass& p);
-  void EnsurePodGroup(Pass& p);
+  void ReportCreateFailures(Pass& p, const absl::Status& first, bool permanent);
+  bool EnsurePodGroup(Pass& p);
+  void DeletePodGroup(Pass& p);
   const kube::Resource& PodGroupResource() const;
   void UpdateCounts(Pass& p);
   absl::Status WriteStatus(Pass& p);
+  void ReplaceFailedPods(Pass& p);
   void EmitEvents(Pass& p);
   absl::Status DeletePod(Pass& p, const struct PodState& pod, bool with_service);
-  bool Pending(const std::string& uid);
+  bool Deleted(const std::string& uid);
 
   const ReconcilerDeps deps_;
   absl::Mutex mu_;
-  // Pods this process asked to delete, until the informer sees them gone: a stale cache must
-  // not make one failure count twice.
+  // Pods this process deleted, until the informer sees them gone: a stale cache must not make
+  // the operator delete them again (restart counting does not rely on this: see restartingPods).
   std::set<std::string> deleting_ ABSL_GUARDED_BY(mu_);
+  // Job UID -> passes in a row whose pod or Service creation failed.
+  std::map<std::string, int> create_failures_ ABSL_GUARDED_BY(mu_);
+  // UIDs of finished jobs whose PodGroup this process deleted.
+  std::set<std::string> pod_groups_deleted_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace disttrain::controller

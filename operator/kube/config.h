@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace disttrain::kube {
 
@@ -14,10 +15,18 @@ struct RestConfig {
   std::string ca_pem;           // trusted CA bundle; empty uses the system's
   std::string client_cert_pem;  // client certificate authentication
   std::string client_key_pem;
-  std::string bearer_token;     // token authentication
-  std::string namespace_name;   // the context's or service account's namespace, if any
+  std::string bearer_token;    // token authentication
+  std::string namespace_name;  // the context's or service account's namespace, if any
   double qps = 100;
   int burst = 200;
+  // A request (retries included) gives up after this long; one attempt after
+  // min(attempt_timeout, what is left) without a byte from the server.
+  absl::Duration request_timeout = absl::Seconds(30);
+  absl::Duration attempt_timeout = absl::Seconds(10);
+  // A watch that sends nothing for its server-side timeout plus this long is given up: the
+  // connection is half-open (the server closes every watch at its timeoutSeconds, after a
+  // bookmark).
+  absl::Duration watch_idle_grace = absl::Seconds(5);
 };
 
 // Loads `path` (a kubeconfig) using `context`, or its current-context when empty. File

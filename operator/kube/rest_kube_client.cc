@@ -1,13 +1,13 @@
 #include "operator/kube/rest_kube_client.h"
 
+#include <cpprest/containerstream.h>
+#include <cpprest/http_client.h>
 #include <openssl/bio.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include <atomic>
 #include <boost/asio/ssl.hpp>
-#include <cpprest/containerstream.h>
-#include <cpprest/http_client.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -21,7 +21,6 @@ using nlohmann::json;
 namespace http = web::http;
 
 constexpr int kMaxAttempts = 5;
-constexpr auto kRequestTimeout = std::chrono::seconds(30);
 
 absl::Status CheckPem(const std::string& pem, bool is_key, absl::string_view what) {
   if (pem.empty()) return absl::OkStatus();
@@ -37,14 +36,21 @@ absl::Status CheckPem(const std::string& pem, bool is_key, absl::string_view wha
     X509_free(cert);
   }
   BIO_free(bio);
-  if (!ok) return absl::InvalidArgumentError(absl::StrCat(what, " is not a valid PEM ", is_key ? "key" : "certificate"));
+  if (!ok)
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " is not a valid PEM ", is_key ? "key" : "certificate"));
   return absl::OkStatus();
 }
 
+std::chrono::milliseconds Millis(absl::Duration d) {
+  return std::chrono::milliseconds(std::max<int64_t>(1, absl::ToInt64Milliseconds(d)));
+}
+
+// cpprestsdk's timeout is an idle timeout: it fires when no byte moves for that long.
 http::client::http_client_config MakeClientConfig(const RestConfig& config,
-                                                  std::chrono::seconds timeout) {
+                                                  absl::Duration timeout) {
   http::client::http_client_config c;
-  c.set_timeout(timeout);
+  c.set_timeout(Millis(timeout));
   c.set_validate_certificates(true);
   std::string ca = config.ca_pem, cert = config.client_cert_pem, key = config.client_key_pem;
   c.set_ssl_context_callback([ca, cert, key](boost::asio::ssl::context& ctx) {
@@ -71,9 +77,12 @@ http::http_request MakeRequest(const RestConfig& config, const std::string& meth
 
 const char* PatchContentType(PatchType type) {
   switch (type) {
-    case PatchType::kMerge: return "application/merge-patch+json";
-    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
-    case PatchType::kJson: return "application/json-patch+json";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
   }
   return "application/merge-patch+json";
 }
@@ -86,7 +95,9 @@ class RestWatchStream : public WatchStream {
  public:
   RestWatchStream(std::shared_ptr<http::client::http_client> client,
                   pplx::cancellation_token_source cts, http::http_response response)
-      : client_(std::move(client)), cts_(std::move(cts)), response_(std::move(response)),
+      : client_(std::move(client)),
+        cts_(std::move(cts)),
+        response_(std::move(response)),
         body_(response_.body()) {}
 
   ~RestWatchStream() override { Cancel(); }
@@ -100,8 +111,9 @@ class RestWatchStream : public WatchStream {
         line = std::move(buf.collection());
         if (n == 0 && line.empty() && body_.is_eof()) return Finish(absl::OkStatus());
       } catch (const std::exception& e) {
-        return Finish(cancelled_ ? absl::CancelledError("watch cancelled")
-                                 : absl::UnavailableError(absl::StrCat("watch stream: ", e.what())));
+        return Finish(cancelled_
+                          ? absl::CancelledError("watch cancelled")
+                          : absl::UnavailableError(absl::StrCat("watch stream: ", e.what())));
       }
       if (line.empty()) continue;
       json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -169,7 +181,8 @@ absl::StatusOr<std::unique_ptr<RestKubeClient>> RestKubeClient::Create(const Res
     return absl::InvalidArgumentError(absl::StrCat("server ", config.server, " is not https://"));
   }
   if (absl::Status s = CheckPem(config.ca_pem, false, "the CA"); !s.ok()) return s;
-  if (absl::Status s = CheckPem(config.client_cert_pem, false, "the client certificate"); !s.ok()) return s;
+  if (absl::Status s = CheckPem(config.client_cert_pem, false, "the client certificate"); !s.ok())
+    return s;
   if (absl::Status s = CheckPem(config.client_key_pem, true, "the client key"); !s.ok()) return s;
   return std::unique_ptr<RestKubeClient>(new RestKubeClient(config));
 }
@@ -188,16 +201,19 @@ std::shared_ptr<http::client::http_client> RestKubeClient::client() {
 
 void RestKubeClient::ResetClient() {
   auto c = std::make_shared<http::client::http_client>(
-      config_.server, MakeClientConfig(config_, kRequestTimeout));
+      config_.server, MakeClientConfig(config_, config_.attempt_timeout));
   absl::MutexLock lock(&mu_);
   client_ = std::move(c);
 }
 
-absl::StatusOr<json> RestKubeClient::Do(const std::string& method, const std::string& path_and_query,
+absl::StatusOr<json> RestKubeClient::Do(const std::string& method,
+                                        const std::string& path_and_query,
                                         const std::optional<json>& body,
-                                        const std::string& content_type, const std::string& context) {
+                                        const std::string& content_type,
+                                        const std::string& context) {
   absl::Duration backoff = absl::Milliseconds(200);
   absl::Status last;
+  const absl::Time deadline = absl::Now() + config_.request_timeout;
   for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
     limiter_.Wait();
     http::http_request req = MakeRequest(config_, method, path_and_query);
@@ -210,7 +226,8 @@ absl::StatusOr<json> RestKubeClient::Do(const std::string& method, const std::st
       if (code >= 200 && code < 300) {
         if (text.empty()) return json::object();
         json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-        if (j.is_discarded()) return absl::DataLossError(absl::StrCat(context, ": response is not JSON"));
+        if (j.is_discarded())
+          return absl::DataLossError(absl::StrCat(context, ": response is not JSON"));
         return j;
       }
       last = StatusFromHttp(code, text, context);
@@ -223,8 +240,18 @@ absl::StatusOr<json> RestKubeClient::Do(const std::string& method, const std::st
     }
     if (!IsRetryable(last) || attempt == kMaxAttempts) return last;
     absl::Duration wait = retry_after ? std::max(*retry_after, backoff) : backoff;
-    LogDebug("retrying request", {{"request", context}, {"attempt", absl::StrCat(attempt)},
-                                  {"wait", absl::FormatDuration(wait)}, {"error", last.ToString()}});
+    // The whole call has a deadline: an attempt stalls at most attempt_timeout, and no attempt
+    // starts that could not finish before the deadline.
+    if (absl::Now() + wait + config_.attempt_timeout > deadline) {
+      return absl::Status(
+          last.code(),
+          absl::StrCat(last.message(), " (gave up after ", attempt, " attempts within ",
+                       absl::FormatDuration(config_.request_timeout), ")"));
+    }
+    LogDebug("retrying request", {{"request", context},
+                                  {"attempt", absl::StrCat(attempt)},
+                                  {"wait", absl::FormatDuration(wait)},
+                                  {"error", last.ToString()}});
     absl::SleepFor(wait);
     backoff = std::min(backoff * 2, absl::Seconds(5));
   }
@@ -284,9 +311,15 @@ absl::Status RestKubeClient::Delete(const Resource& r, const std::string& ns,
                                     const std::string& name, const DeleteOptions& options) {
   json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
   switch (options.propagation) {
-    case Propagation::kBackground: body["propagationPolicy"] = "Background"; break;
-    case Propagation::kForeground: body["propagationPolicy"] = "Foreground"; break;
-    case Propagation::kOrphan: body["propagationPolicy"] = "Orphan"; break;
+    case Propagation::kBackground:
+      body["propagationPolicy"] = "Background";
+      break;
+    case Propagation::kForeground:
+      body["propagationPolicy"] = "Foreground";
+      break;
+    case Propagation::kOrphan:
+      body["propagationPolicy"] = "Orphan";
+      break;
   }
   if (options.precondition_uid) body["preconditions"] = {{"uid", *options.precondition_uid}};
   if (options.grace_period_seconds) body["gracePeriodSeconds"] = *options.grace_period_seconds;
@@ -299,10 +332,12 @@ absl::StatusOr<std::unique_ptr<WatchStream>> RestKubeClient::Watch(const Resourc
                                                                    const std::string& ns,
                                                                    const ListOptions& options) {
   limiter_.Wait();
-  // The client timeout is an idle timeout: keep it above the watch's longest silence.
-  const int server_timeout = options.timeout_seconds > 0 ? options.timeout_seconds : 300;
+  // The server ends the watch after timeoutSeconds (with a bookmark just before); silence longer
+  // than that means a half-open connection, and the idle timeout ends it.
+  const int server_timeout = options.timeout_seconds > 0 ? options.timeout_seconds : 30;
   auto client = std::make_shared<http::client::http_client>(
-      config_.server, MakeClientConfig(config_, std::chrono::seconds(server_timeout + 30)));
+      config_.server,
+      MakeClientConfig(config_, absl::Seconds(server_timeout) + config_.watch_idle_grace));
   ListOptions o = options;
   o.timeout_seconds = server_timeout;
   http::http_request req = MakeRequest(config_, "GET", r.Path(ns) + ListQuery(o, true));

@@ -5,19 +5,24 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "operator/kube/errors.h"
+#include "operator/runtime/backoff.h"
 
 namespace disttrain::runtime {
 
 Informer::Informer(kube::KubeClient* client, InformerOptions options)
-    : client_(client), options_(std::move(options)),
-      name_(absl::StrCat(options_.resource.plural,
-                         options_.label_selector.empty() ? "" : "[" + options_.label_selector + "]")) {}
+    : client_(client),
+      options_(std::move(options)),
+      name_(absl::StrCat(options_.resource.plural, options_.label_selector.empty()
+                                                       ? ""
+                                                       : "[" + options_.label_selector + "]")) {}
 
 Informer::~Informer() { Stop(); }
 
 void Informer::AddHandler(EventHandler handler) { handlers_.push_back(std::move(handler)); }
 
-void Informer::Start() { thread_ = std::thread([this] { Run(); }); }
+void Informer::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void Informer::Stop() {
   {
@@ -60,7 +65,8 @@ absl::Status Informer::ListAndReplace(std::string* resource_version) {
   std::vector<ObjectPtr> objects;
   std::string rv;
   do {
-    absl::StatusOr<kube::ListResult> page = client_->List(options_.resource, options_.namespace_name, options);
+    absl::StatusOr<kube::ListResult> page =
+        client_->List(options_.resource, options_.namespace_name, options);
     if (!page.ok()) return page.status();
     for (nlohmann::json& item : page->items) objects.push_back(Prepare(std::move(item)));
     rv = page->resource_version;
@@ -75,7 +81,8 @@ absl::Status Informer::ListAndReplace(std::string* resource_version) {
   store_.Replace(objects);
   for (const ObjectPtr& old : old_objects) {
     if (!fresh.count(ObjectKey(*old))) {
-      for (auto& h : handlers_) if (h.on_delete) h.on_delete(old);
+      for (auto& h : handlers_)
+        if (h.on_delete) h.on_delete(old);
     }
   }
   std::map<std::string, ObjectPtr> previous;
@@ -93,18 +100,24 @@ absl::Status Informer::ListAndReplace(std::string* resource_version) {
   *resource_version = rv;
   ++list_count_;
   synced_ = true;
-  LogDebug("informer listed", {{"informer", name_}, {"objects", absl::StrCat(objects.size())},
-                               {"resourceVersion", rv}});
+  LogDebug(
+      "informer listed",
+      {{"informer", name_}, {"objects", absl::StrCat(objects.size())}, {"resourceVersion", rv}});
   return absl::OkStatus();
 }
 
-absl::Status Informer::WatchFrom(std::string* resource_version) {
+absl::Status Informer::WatchFrom(std::string* resource_version, int* events) {
   static thread_local std::mt19937 rng{std::random_device{}()};
   kube::ListOptions options;
   options.label_selector = options_.label_selector;
   options.resource_version = *resource_version;
   options.allow_bookmarks = true;
-  options.timeout_seconds = 240 + static_cast<int>(rng() % 120);  // spread reconnects
+  // Short watches: the server ends each after 20-30 s (spread so informers do not reconnect
+  // together), so the client's idle limit (timeout + a few seconds) notices a half-open
+  // connection within about half a minute. Reconnecting from the last resourceVersion (kept
+  // fresh by bookmarks) is served from the API server's watch cache.
+  options.timeout_seconds =
+      kWatchTimeoutSeconds + static_cast<int>(rng() % kWatchTimeoutSpreadSeconds);
   absl::StatusOr<std::unique_ptr<kube::WatchStream>> stream =
       client_->Watch(options_.resource, options_.namespace_name, options);
   if (!stream.ok()) return stream.status();
@@ -115,6 +128,7 @@ absl::Status Informer::WatchFrom(std::string* resource_version) {
   }
   kube::WatchEvent event;
   while ((*stream)->Next(&event)) {
+    ++*events;
     std::string rv = event.object.value("/metadata/resourceVersion"_json_pointer, "");
     if (event.type == kube::WatchEvent::Type::kBookmark) {
       if (!rv.empty()) *resource_version = rv;
@@ -123,7 +137,8 @@ absl::Status Informer::WatchFrom(std::string* resource_version) {
     ObjectPtr obj = Prepare(std::move(event.object));
     if (event.type == kube::WatchEvent::Type::kDeleted) {
       ObjectPtr old = store_.Remove(ObjectKey(*obj));
-      for (auto& h : handlers_) if (h.on_delete) h.on_delete(old ? old : obj);
+      for (auto& h : handlers_)
+        if (h.on_delete) h.on_delete(old ? old : obj);
     } else {
       ObjectPtr old = store_.Upsert(obj);
       for (auto& h : handlers_) {
@@ -143,7 +158,8 @@ absl::Status Informer::WatchFrom(std::string* resource_version) {
 }
 
 void Informer::Run() {
-  absl::Duration backoff = absl::Milliseconds(100);
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  Backoff backoff(kInitialBackoff, kMaxBackoff);
   std::string rv;
   bool need_list = true;
   while (true) {
@@ -156,7 +172,12 @@ void Informer::Run() {
       status = ListAndReplace(&rv);
       if (status.ok()) need_list = false;
     } else {
-      status = WatchFrom(&rv);
+      const absl::Time start = absl::Now();
+      int events = 0;
+      status = WatchFrom(&rv, &events);
+      // A watch that delivered events or lived a while was healthy: the error that ended it
+      // starts a fresh backoff, so a flaky network costs short pauses, never the cap forever.
+      if (events > 0 || absl::Now() - start >= kHealthyWatch) backoff.Reset();
       if (kube::IsGone(status)) {
         LogInfo("watch expired, listing again", {{"informer", name_}, {"resourceVersion", rv}});
         need_list = true;
@@ -164,14 +185,16 @@ void Informer::Run() {
       }
     }
     if (status.ok()) {
-      backoff = absl::Milliseconds(100);
+      backoff.Reset();
       continue;
     }
     if (status.code() == absl::StatusCode::kCancelled) return;
-    LogWarning("informer error, retrying", {{"informer", name_}, {"error", status.ToString()},
-                                            {"backoff", absl::FormatDuration(backoff)}});
-    if (!SleepUnlessStopped(backoff)) return;
-    backoff = std::min(backoff * 2, absl::Seconds(30));
+    // Jittered (0.8-1.2x) so the informers of many operators do not retry in step.
+    const absl::Duration wait = backoff.Next() * (0.8 + 0.4 * (rng() % 1000) / 1000.0);
+    LogWarning("informer error, retrying", {{"informer", name_},
+                                            {"error", status.ToString()},
+                                            {"backoff", absl::FormatDuration(wait)}});
+    if (!SleepUnlessStopped(wait)) return;
   }
 }
 

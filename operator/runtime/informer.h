@@ -1,6 +1,8 @@
 // An informer keeps a Store in step with the API server: list, then watch from the list's
 // resourceVersion (with bookmarks); on a closed stream it re-watches from the last version,
-// with backoff after errors; on 410 Gone it lists again. Handlers see every change in order on
+// with jittered backoff after errors that resets after a healthy watch; on 410 Gone it lists
+// again. Watches are short (20-30 s server-side timeout) so a half-open connection is noticed
+// by the client's idle limit within about half a minute. Handlers see every change in order on
 // the informer's thread and must only enqueue keys. Thread-safe.
 #ifndef DISTTRAIN_OPERATOR_RUNTIME_INFORMER_H_
 #define DISTTRAIN_OPERATOR_RUNTIME_INFORMER_H_
@@ -38,6 +40,15 @@ struct InformerOptions {
 
 class Informer {
  public:
+  // Server-side watch timeout: 20-30 s (see WatchFrom).
+  static constexpr int kWatchTimeoutSeconds = 20;
+  static constexpr int kWatchTimeoutSpreadSeconds = 10;
+  // Backoff between failed lists or watches: doubling from 100 ms to 10 s, back to the start
+  // after a healthy watch (events delivered, or open for kHealthyWatch).
+  static constexpr absl::Duration kInitialBackoff = absl::Milliseconds(100);
+  static constexpr absl::Duration kMaxBackoff = absl::Seconds(10);
+  static constexpr absl::Duration kHealthyWatch = absl::Seconds(10);
+
   Informer(kube::KubeClient* client, InformerOptions options);
   ~Informer();
 
@@ -58,7 +69,8 @@ class Informer {
   void Run();
   absl::Status ListAndReplace(std::string* resource_version);
   // Returns OK when the stream ended normally, the error otherwise.
-  absl::Status WatchFrom(std::string* resource_version);
+  // `events` counts the events (bookmarks included) the watch delivered.
+  absl::Status WatchFrom(std::string* resource_version, int* events);
   ObjectPtr Prepare(nlohmann::json object) const;
   bool SleepUnlessStopped(absl::Duration d);
 

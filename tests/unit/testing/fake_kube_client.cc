@@ -7,20 +7,65 @@ namespace disttrain::testing {
 
 using nlohmann::json;
 
-std::string FakeKubeClient::Key(const kube::Resource& r, const std::string& ns, const std::string& name) {
+std::string FakeKubeClient::Key(const kube::Resource& r, const std::string& ns,
+                                const std::string& name) {
   return absl::StrCat(r.GroupVersion(), "/", r.plural, "/", ns, "/", name);
 }
 
-absl::StatusOr<json> FakeKubeClient::Get(const kube::Resource& r, const std::string& ns, const std::string& name) {
+absl::Status FakeKubeClient::Begin(std::string verb, const kube::Resource& r, const std::string& ns,
+                                   const std::string& name, const std::string& subresource) {
+  actions_.push_back({verb, r.plural, ns, name, subresource});
+  for (auto it = failures_.begin(); it != failures_.end(); ++it) {
+    if (it->verb != verb || (!it->resource.empty() && it->resource != r.plural)) continue;
+    absl::Status error = it->error;
+    if (--it->times == 0) failures_.erase(it);
+    return error;
+  }
+  return absl::OkStatus();
+}
+
+void FakeKubeClient::FailNext(std::string verb, std::string resource, absl::Status error,
+                              int times) {
   absl::MutexLock lock(&mu_);
+  failures_.push_back({std::move(verb), std::move(resource), std::move(error), times});
+}
+
+std::vector<FakeKubeClient::Action> FakeKubeClient::actions() const {
+  absl::MutexLock lock(&mu_);
+  return actions_;
+}
+
+void FakeKubeClient::ClearActions() {
+  absl::MutexLock lock(&mu_);
+  actions_.clear();
+}
+
+std::vector<json> FakeKubeClient::Objects(const kube::Resource& r) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<json> out;
+  const std::string prefix = absl::StrCat(r.GroupVersion(), "/", r.plural, "/");
+  for (const auto& [k, v] : objects_) {
+    if (k.rfind(prefix, 0) == 0) out.push_back(v);
+  }
+  return out;
+}
+
+absl::StatusOr<json> FakeKubeClient::Get(const kube::Resource& r, const std::string& ns,
+                                         const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = Begin("get", r, ns, name); !s.ok()) return s;
   auto it = objects_.find(Key(r, ns, name));
-  if (it == objects_.end()) return kube::StatusFromHttp(404, R"({"kind":"Status","reason":"NotFound","message":"not found"})", "get");
+  if (it == objects_.end())
+    return kube::StatusFromHttp(
+        404, R"({"kind":"Status","reason":"NotFound","message":"not found"})", "get");
   return it->second;
 }
 
-absl::StatusOr<kube::ListResult> FakeKubeClient::List(const kube::Resource& r, const std::string& ns,
+absl::StatusOr<kube::ListResult> FakeKubeClient::List(const kube::Resource& r,
+                                                      const std::string& ns,
                                                       const kube::ListOptions&) {
   absl::MutexLock lock(&mu_);
+  if (absl::Status s = Begin("list", r, ns, ""); !s.ok()) return s;
   kube::ListResult out;
   std::string prefix = Key(r, ns, "");
   if (ns.empty()) prefix = absl::StrCat(r.GroupVersion(), "/", r.plural, "/");
@@ -31,29 +76,37 @@ absl::StatusOr<kube::ListResult> FakeKubeClient::List(const kube::Resource& r, c
   return out;
 }
 
-absl::StatusOr<json> FakeKubeClient::Create(const kube::Resource& r, const std::string& ns, const json& object) {
+absl::StatusOr<json> FakeKubeClient::Create(const kube::Resource& r, const std::string& ns,
+                                            const json& object) {
   absl::MutexLock lock(&mu_);
   std::string name = object.value("/metadata/name"_json_pointer, "");
+  if (absl::Status s = Begin("create", r, ns, name); !s.ok()) return s;
   std::string key = Key(r, ns, name);
   if (objects_.count(key)) {
-    return kube::StatusFromHttp(409, R"({"kind":"Status","reason":"AlreadyExists","message":"exists"})", "create");
+    return kube::StatusFromHttp(
+        409, R"({"kind":"Status","reason":"AlreadyExists","message":"exists"})", "create");
   }
   json stored = object;
   stored["metadata"]["namespace"] = ns;
   stored["metadata"]["resourceVersion"] = absl::StrCat(++rv_);
-  stored["metadata"]["uid"] = absl::StrCat("uid-", name);
+  const int n = ++created_[key];
+  stored["metadata"]["uid"] =
+      n == 1 ? absl::StrCat("uid-", name) : absl::StrCat("uid-", name, "-", n);
   objects_[key] = stored;
   return stored;
 }
 
-absl::StatusOr<json> FakeKubeClient::Update(const kube::Resource& r, const std::string& ns, const json& object) {
+absl::StatusOr<json> FakeKubeClient::Update(const kube::Resource& r, const std::string& ns,
+                                            const json& object) {
   absl::MutexLock lock(&mu_);
   std::string name = object.value("/metadata/name"_json_pointer, "");
+  if (absl::Status s = Begin("update", r, ns, name); !s.ok()) return s;
   auto it = objects_.find(Key(r, ns, name));
   if (it == objects_.end()) return kube::StatusFromHttp(404, "{}", "update");
   if (object.value("/metadata/resourceVersion"_json_pointer, "") !=
       it->second.value("/metadata/resourceVersion"_json_pointer, "")) {
-    return kube::StatusFromHttp(409, R"({"kind":"Status","reason":"Conflict","message":"conflict"})", "update");
+    return kube::StatusFromHttp(
+        409, R"({"kind":"Status","reason":"Conflict","message":"conflict"})", "update");
   }
   json stored = object;
   stored["metadata"]["resourceVersion"] = absl::StrCat(++rv_);
@@ -61,24 +114,47 @@ absl::StatusOr<json> FakeKubeClient::Update(const kube::Resource& r, const std::
   return stored;
 }
 
-absl::StatusOr<json> FakeKubeClient::UpdateStatus(const kube::Resource& r, const std::string& ns, const json& object) {
+absl::StatusOr<json> FakeKubeClient::UpdateStatus(const kube::Resource& r, const std::string& ns,
+                                                  const json& object) {
   return Update(r, ns, object);
 }
 
-absl::StatusOr<json> FakeKubeClient::Patch(const kube::Resource& r, const std::string& ns, const std::string& name,
-                                           kube::PatchType, const json& patch, const std::string&) {
+absl::StatusOr<json> FakeKubeClient::Patch(const kube::Resource& r, const std::string& ns,
+                                           const std::string& name, kube::PatchType,
+                                           const json& patch, const std::string& subresource) {
   absl::MutexLock lock(&mu_);
+  if (absl::Status s = Begin("patch", r, ns, name, subresource); !s.ok()) return s;
   auto it = objects_.find(Key(r, ns, name));
   if (it == objects_.end()) return kube::StatusFromHttp(404, "{}", "patch");
-  it->second.merge_patch(patch);
+  const std::string want = patch.value("/metadata/resourceVersion"_json_pointer, "");
+  if (!want.empty() && want != it->second.value("/metadata/resourceVersion"_json_pointer, "")) {
+    return kube::StatusFromHttp(
+        409, R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})",
+        "patch");
+  }
+  if (subresource == "status") {
+    if (patch.contains("status")) it->second["status"].merge_patch(patch["status"]);
+  } else {
+    json body = patch;
+    if (body.contains("metadata")) body["metadata"].erase("resourceVersion");
+    it->second.merge_patch(body);
+  }
   it->second["metadata"]["resourceVersion"] = absl::StrCat(++rv_);
   return it->second;
 }
 
-absl::Status FakeKubeClient::Delete(const kube::Resource& r, const std::string& ns, const std::string& name,
-                                    const kube::DeleteOptions&) {
+absl::Status FakeKubeClient::Delete(const kube::Resource& r, const std::string& ns,
+                                    const std::string& name, const kube::DeleteOptions& options) {
   absl::MutexLock lock(&mu_);
-  if (objects_.erase(Key(r, ns, name)) == 0) return kube::StatusFromHttp(404, "{}", "delete");
+  if (absl::Status s = Begin("delete", r, ns, name); !s.ok()) return s;
+  auto it = objects_.find(Key(r, ns, name));
+  if (it == objects_.end()) return kube::StatusFromHttp(404, "{}", "delete");
+  if (options.precondition_uid &&
+      *options.precondition_uid != it->second.value("/metadata/uid"_json_pointer, "")) {
+    return kube::StatusFromHttp(
+        409, R"({"kind":"Status","reason":"Conflict","message":"UID precondition"})", "delete");
+  }
+  objects_.erase(it);
   return absl::OkStatus();
 }
 
@@ -86,9 +162,11 @@ absl::StatusOr<std::unique_ptr<kube::WatchStream>> FakeKubeClient::Watch(const k
                                                                          const std::string& ns,
                                                                          const kube::ListOptions&) {
   absl::MutexLock lock(&mu_);
+  if (absl::Status s = Begin("watch", r, ns, ""); !s.ok()) return s;
   if (watches_.empty()) {
     // Nothing scripted: a stream that fails at once, so the informer backs off and tries again.
-    return std::unique_ptr<kube::WatchStream>(new FakeWatchStream({}, absl::UnavailableError("no scripted watch")));
+    return std::unique_ptr<kube::WatchStream>(
+        new FakeWatchStream({}, absl::UnavailableError("no scripted watch")));
   }
   auto next = watches_.front();
   watches_.pop_front();
@@ -96,7 +174,8 @@ absl::StatusOr<std::unique_ptr<kube::WatchStream>> FakeKubeClient::Watch(const k
   return std::unique_ptr<kube::WatchStream>(new FakeWatchStream(next->first, next->second));
 }
 
-void FakeKubeClient::QueueWatch(absl::StatusOr<std::pair<std::vector<kube::WatchEvent>, absl::Status>> next) {
+void FakeKubeClient::QueueWatch(
+    absl::StatusOr<std::pair<std::vector<kube::WatchEvent>, absl::Status>> next) {
   absl::MutexLock lock(&mu_);
   watches_.push_back(std::move(next));
 }

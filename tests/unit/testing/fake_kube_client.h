@@ -1,6 +1,7 @@
 // An in-memory KubeClient for unit tests: objects by resource/namespace/name, resourceVersions
-// from a counter, AlreadyExists/NotFound/Conflict like the API server, and scripted watch
-// streams. Thread-safe.
+// from a counter, AlreadyExists/NotFound/Conflict like the API server (including the
+// resourceVersion precondition of a patch and the UID precondition of a delete), scripted watch
+// streams, a record of every request and errors injected into chosen requests. Thread-safe.
 #ifndef DISTTRAIN_TESTS_UNIT_TESTING_FAKE_KUBE_CLIENT_H_
 #define DISTTRAIN_TESTS_UNIT_TESTING_FAKE_KUBE_CLIENT_H_
 
@@ -39,6 +40,12 @@ class FakeWatchStream : public kube::WatchStream {
 
 class FakeKubeClient : public kube::KubeClient {
  public:
+  // One request as the API server would see it: verb is get, list, create, update, patch,
+  // delete or watch; resource the plural.
+  struct Action {
+    std::string verb, resource, ns, name, subresource;
+  };
+
   absl::StatusOr<nlohmann::json> Get(const kube::Resource& r, const std::string& ns,
                                      const std::string& name) override;
   absl::StatusOr<kube::ListResult> List(const kube::Resource& r, const std::string& ns,
@@ -51,18 +58,40 @@ class FakeKubeClient : public kube::KubeClient {
                                               const nlohmann::json& object) override;
   absl::StatusOr<nlohmann::json> Patch(const kube::Resource& r, const std::string& ns,
                                        const std::string& name, kube::PatchType type,
-                                       const nlohmann::json& patch, const std::string& subresource) override;
+                                       const nlohmann::json& patch,
+                                       const std::string& subresource) override;
   absl::Status Delete(const kube::Resource& r, const std::string& ns, const std::string& name,
                       const kube::DeleteOptions& options) override;
-  absl::StatusOr<std::unique_ptr<kube::WatchStream>> Watch(const kube::Resource& r, const std::string& ns,
-                                                           const kube::ListOptions& options) override;
+  absl::StatusOr<std::unique_ptr<kube::WatchStream>> Watch(
+      const kube::Resource& r, const std::string& ns, const kube::ListOptions& options) override;
 
   // Queues what the next Watch() call returns (an error, or events then an end status).
   void QueueWatch(absl::StatusOr<std::pair<std::vector<kube::WatchEvent>, absl::Status>> next);
   void Put(const kube::Resource& r, nlohmann::json object);  // stores an object as it is
+  // Every object of `r` (all namespaces).
+  std::vector<nlohmann::json> Objects(const kube::Resource& r) const;
+
+  // The next `times` requests with this verb on this resource ("" = any) fail with `error`
+  // instead of being served.
+  void FailNext(std::string verb, std::string resource, absl::Status error, int times = 1);
+  std::vector<Action> actions() const;
+  void ClearActions();
 
  private:
   static std::string Key(const kube::Resource& r, const std::string& ns, const std::string& name);
+  // Records the request; returns the injected error, if one matches.
+  absl::Status Begin(std::string verb, const kube::Resource& r, const std::string& ns,
+                     const std::string& name, const std::string& subresource = "")
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  struct Failure {
+    std::string verb, resource;
+    absl::Status error;
+    int times;
+  };
+  std::vector<Action> actions_ ABSL_GUARDED_BY(mu_);
+  std::vector<Failure> failures_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> created_ ABSL_GUARDED_BY(mu_);  // creations per key, for fresh UIDs
 
   mutable absl::Mutex mu_;
   std::map<std::string, nlohmann::json> objects_ ABSL_GUARDED_BY(mu_);

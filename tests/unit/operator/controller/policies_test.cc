@@ -6,6 +6,8 @@
 #include "operator/controller/job_policies.h"
 #include "operator/controller/pod_projection.h"
 #include "operator/controller/pod_state.h"
+#include "operator/controller/restart_policy.h"
+#include "operator/controller/running_policy.h"
 #include "tests/unit/testing/job_builder.h"
 
 namespace disttrain::controller {
@@ -41,20 +43,34 @@ TEST_P(FailurePolicyTest, DecidesWhatAFailedPodMeans) {
 
 INSTANTIATE_TEST_SUITE_P(
     Table, FailurePolicyTest,
-    ::testing::Values(
-        FailureCase{"ChiefNeverFails", ReplicaType::kChief, RestartPolicy::kNever, Failed(137), FailureAction::kFailJob},
-        FailureCase{"ChiefExitCodeOomRetries", ReplicaType::kChief, RestartPolicy::kExitCode, Failed(137), FailureAction::kRecreate},
-        FailureCase{"ChiefExitCodeSigtermRetries", ReplicaType::kChief, RestartPolicy::kExitCode, Failed(143), FailureAction::kRecreate},
-        FailureCase{"ChiefExitCodePermanentFails", ReplicaType::kChief, RestartPolicy::kExitCode, Failed(1), FailureAction::kFailJob},
-        FailureCase{"WorkerExitCode2Fails", ReplicaType::kWorker, RestartPolicy::kExitCode, Failed(2), FailureAction::kFailJob},
-        FailureCase{"WorkerEvictedRetries", ReplicaType::kWorker, RestartPolicy::kExitCode, Failed(0, "Evicted"), FailureAction::kRecreate},
-        FailureCase{"WorkerOomKilledReasonRetries", ReplicaType::kWorker, RestartPolicy::kExitCode, Failed(1, "OOMKilled"), FailureAction::kRecreate},
-        FailureCase{"WorkerOnFailureRecreates", ReplicaType::kWorker, RestartPolicy::kOnFailure, Failed(1), FailureAction::kRecreate},
-        FailureCase{"WorkerNeverFails", ReplicaType::kWorker, RestartPolicy::kNever, Failed(1), FailureAction::kFailJob},
-        FailureCase{"PsAlwaysRecreated", ReplicaType::kPS, RestartPolicy::kNever, Failed(1), FailureAction::kRecreate},
-        FailureCase{"EvaluatorNeverLeftFailed", ReplicaType::kEvaluator, RestartPolicy::kNever, Failed(1), FailureAction::kLeaveFailed},
-        FailureCase{"EvaluatorPermanentLeftFailed", ReplicaType::kEvaluator, RestartPolicy::kExitCode, Failed(1), FailureAction::kLeaveFailed},
-        FailureCase{"EvaluatorRetryableRecreated", ReplicaType::kEvaluator, RestartPolicy::kExitCode, Failed(137), FailureAction::kRecreate}),
+    ::testing::Values(FailureCase{"ChiefNeverFails", ReplicaType::kChief, RestartPolicy::kNever,
+                                  Failed(137), FailureAction::kFailJob},
+                      FailureCase{"ChiefExitCodeOomRetries", ReplicaType::kChief,
+                                  RestartPolicy::kExitCode, Failed(137), FailureAction::kRecreate},
+                      FailureCase{"ChiefExitCodeSigtermRetries", ReplicaType::kChief,
+                                  RestartPolicy::kExitCode, Failed(143), FailureAction::kRecreate},
+                      FailureCase{"ChiefExitCodePermanentFails", ReplicaType::kChief,
+                                  RestartPolicy::kExitCode, Failed(1), FailureAction::kFailJob},
+                      FailureCase{"WorkerExitCode2Fails", ReplicaType::kWorker,
+                                  RestartPolicy::kExitCode, Failed(2), FailureAction::kFailJob},
+                      FailureCase{"WorkerEvictedRetries", ReplicaType::kWorker,
+                                  RestartPolicy::kExitCode, Failed(0, "Evicted"),
+                                  FailureAction::kRecreate},
+                      FailureCase{"WorkerOomKilledReasonRetries", ReplicaType::kWorker,
+                                  RestartPolicy::kExitCode, Failed(1, "OOMKilled"),
+                                  FailureAction::kRecreate},
+                      FailureCase{"WorkerOnFailureRecreates", ReplicaType::kWorker,
+                                  RestartPolicy::kOnFailure, Failed(1), FailureAction::kRecreate},
+                      FailureCase{"WorkerNeverFails", ReplicaType::kWorker, RestartPolicy::kNever,
+                                  Failed(1), FailureAction::kFailJob},
+                      FailureCase{"PsAlwaysRecreated", ReplicaType::kPS, RestartPolicy::kNever,
+                                  Failed(1), FailureAction::kRecreate},
+                      FailureCase{"EvaluatorNeverLeftFailed", ReplicaType::kEvaluator,
+                                  RestartPolicy::kNever, Failed(1), FailureAction::kLeaveFailed},
+                      FailureCase{"EvaluatorPermanentLeftFailed", ReplicaType::kEvaluator,
+                                  RestartPolicy::kExitCode, Failed(1), FailureAction::kLeaveFailed},
+                      FailureCase{"EvaluatorRetryableRecreated", ReplicaType::kEvaluator,
+                                  RestartPolicy::kExitCode, Failed(137), FailureAction::kRecreate}),
     [](const auto& info) { return info.param.name; });
 
 TEST(PodStateTest, ReadsPhaseExitCodeReasonAndRestarts) {
@@ -109,20 +125,25 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
 TEST(SuccessPolicyTest, ChiefDecidesWhenThereIsOne) {
   auto job = JobBuilder("d").Chief().Workers(2).Build();
   EXPECT_FALSE(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kWorker; }));
-  EXPECT_EQ(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kChief; }), "the chief succeeded");
+  EXPECT_EQ(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kChief; }),
+            "the chief succeeded");
 }
 
 TEST(SuccessPolicyTest, WorkerZeroDecidesWithoutAChief) {
   auto job = JobBuilder("d").Ps(1).Workers(2).Build();
   EXPECT_FALSE(SuccessMessage(job, [](ReplicaType t, int i) { return i == 1; }));
-  EXPECT_EQ(SuccessMessage(job, [](ReplicaType t, int i) { return t == ReplicaType::kWorker && i == 0; }),
-            "worker 0 succeeded");
+  EXPECT_EQ(
+      SuccessMessage(job, [](ReplicaType t, int i) { return t == ReplicaType::kWorker && i == 0; }),
+      "worker 0 succeeded");
 }
 
 TEST(SuccessPolicyTest, AllWorkersNeedsEveryWorker) {
-  auto job = JobBuilder("d").Chief().Workers(3).SuccessPolicy(api::SuccessPolicy::kAllWorkers).Build();
-  EXPECT_FALSE(SuccessMessage(job, [](ReplicaType t, int i) { return t == ReplicaType::kChief || i < 2; }));
-  EXPECT_EQ(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kWorker; }), "all 3 workers succeeded");
+  auto job =
+      JobBuilder("d").Chief().Workers(3).SuccessPolicy(api::SuccessPolicy::kAllWorkers).Build();
+  EXPECT_FALSE(
+      SuccessMessage(job, [](ReplicaType t, int i) { return t == ReplicaType::kChief || i < 2; }));
+  EXPECT_EQ(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kWorker; }),
+            "all 3 workers succeeded");
 }
 
 TEST(CleanupPolicyTest, DeletesWhatThePolicySays) {
@@ -197,6 +218,142 @@ TEST(ConditionsTest, StateIsTheCurrentOneByPrecedence) {
   SetCondition(&s, kFailed, true, "", "", t);
   EXPECT_EQ(CurrentState(s), "Failed");
 }
+
+PodState Pod(std::string uid, int restarts, PodPhase phase = PodPhase::kRunning,
+             bool ready = true) {
+  PodState p;
+  p.name = uid;
+  p.uid = std::move(uid);
+  p.restart_count = restarts;
+  p.phase = phase;
+  p.ready = ready;
+  return p;
+}
+
+api::JobStatus StatusWith(int32_t past, int32_t recorded_restarts,
+                          std::vector<std::string> restarting = {}) {
+  api::JobStatus s;
+  s.replica_statuses[ReplicaType::kWorker].past_restarts = past;
+  s.replica_statuses[ReplicaType::kWorker].restarts = recorded_restarts;
+  s.restarting_pods = std::move(restarting);
+  return s;
+}
+
+struct RestartCase {
+  std::string name;
+  api::JobStatus status;
+  std::vector<PodState> pods;
+  int32_t backoff_limit;
+  int32_t more;
+  int32_t want_total;
+  bool want_within;
+  bool want_new_in_place;
+};
+
+class RestartPolicyTest : public ::testing::TestWithParam<RestartCase> {};
+
+TEST_P(RestartPolicyTest, CountsRestartsOnceAndChecksBackoffLimit) {
+  const RestartCase& c = GetParam();
+  api::DistributedTraining job = JobBuilder("j").Workers(2).Build();
+  job.spec.run_policy.backoff_limit = c.backoff_limit;
+  RestartTally tally = CountRestarts(c.status, c.pods);
+  EXPECT_EQ(tally.total(), c.want_total);
+  EXPECT_EQ(WithinBackoffLimit(job, tally, c.more), c.want_within);
+  EXPECT_EQ(RestartedInPlaceSince(c.status, tally), c.want_new_in_place);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, RestartPolicyTest,
+    ::testing::Values(
+        RestartCase{
+            "NoRestarts", StatusWith(0, 0), {Pod("a", 0), Pod("b", 0)}, 0, 0, 0, true, false},
+        RestartCase{"BackoffLimitZeroAllowsNoRecreation",
+                    StatusWith(0, 0),
+                    {Pod("a", 0)},
+                    0,
+                    1,
+                    0,
+                    false,
+                    false},
+        RestartCase{"InPlaceRestartsCount",
+                    StatusWith(0, 0),
+                    {Pod("a", 2), Pod("b", 1)},
+                    3,
+                    0,
+                    3,
+                    true,
+                    true},
+        RestartCase{
+            "InPlaceRestartsOverTheLimit", StatusWith(0, 0), {Pod("a", 4)}, 3, 0, 4, false, true},
+        RestartCase{"AlreadyRecordedInPlaceRestartsAreNotNew",
+                    StatusWith(0, 2),
+                    {Pod("a", 2)},
+                    6,
+                    0,
+                    2,
+                    true,
+                    false},
+        RestartCase{"PastPlusInPlace", StatusWith(2, 3), {Pod("a", 1)}, 6, 0, 3, true, false},
+        RestartCase{
+            "ARecreationAtTheLimitFits", StatusWith(2, 2), {Pod("a", 0)}, 3, 1, 2, true, false},
+        RestartCase{"ARecreationPastTheLimitDoesNot",
+                    StatusWith(3, 3),
+                    {Pod("a", 0)},
+                    3,
+                    1,
+                    3,
+                    false,
+                    false},
+        // A pod being replaced: its 2 in-place restarts moved into pastRestarts (1 + 2).
+        RestartCase{"APodBeingReplacedCountsOnlyInPast",
+                    StatusWith(3, 3, {"a"}),
+                    {Pod("a", 2, PodPhase::kFailed)},
+                    6,
+                    0,
+                    3,
+                    true,
+                    false}),
+    [](const auto& info) { return info.param.name; });
+
+struct ReadinessCase {
+  std::string name;
+  std::vector<std::pair<int, PodState>> workers;  // index -> pod
+  std::vector<int> succeeded;
+  int want_wanted, want_running;
+};
+
+class RunningPolicyTest : public ::testing::TestWithParam<ReadinessCase> {};
+
+TEST_P(RunningPolicyTest, CountsWantedAndRunningReplicas) {
+  const ReadinessCase& c = GetParam();
+  api::DistributedTraining job = JobBuilder("j").Workers(3).Build();
+  PodsByReplica pods;
+  for (const auto& [i, pod] : c.workers) pods[{ReplicaType::kWorker, i}] = pod;
+  auto succeeded = [&](ReplicaType, int i) {
+    return std::find(c.succeeded.begin(), c.succeeded.end(), i) != c.succeeded.end();
+  };
+  Readiness r = CountReadiness(job, pods, succeeded);
+  EXPECT_EQ(r.wanted, c.want_wanted);
+  EXPECT_EQ(r.running, c.want_running);
+}
+
+PodState Terminating() {
+  PodState p = Pod("t", 0);
+  p.terminating = true;
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, RunningPolicyTest,
+    ::testing::Values(
+        ReadinessCase{"NoPods", {}, {}, 3, 0},
+        ReadinessCase{
+            "AllRunningAndReady", {{0, Pod("a", 0)}, {1, Pod("b", 0)}, {2, Pod("c", 0)}}, {}, 3, 3},
+        ReadinessCase{
+            "RunningButNotReady", {{0, Pod("a", 0, PodPhase::kRunning, false)}}, {}, 3, 0},
+        ReadinessCase{"SucceededAreNotWanted", {{0, Pod("a", 0)}}, {1, 2}, 1, 1},
+        ReadinessCase{"TerminatingDoesNotRun", {{0, Terminating()}}, {1, 2}, 1, 0}),
+    [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace disttrain::controller

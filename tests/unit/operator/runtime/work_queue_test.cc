@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "operator/runtime/backoff.h"
 
 namespace disttrain::runtime {
 namespace {
@@ -83,8 +84,9 @@ TEST(WorkQueueTest, RateLimitedAddsBackOffExponentiallyWithACapAndForgetResets) 
     ASSERT_EQ(q.Get(), "a");
     q.Done("a");
   }
-  EXPECT_EQ(waits, (std::vector<absl::Duration>{absl::Seconds(1), absl::Seconds(2), absl::Seconds(4),
-                                                absl::Seconds(8), absl::Seconds(10), absl::Seconds(10)}));
+  EXPECT_EQ(waits,
+            (std::vector<absl::Duration>{absl::Seconds(1), absl::Seconds(2), absl::Seconds(4),
+                                         absl::Seconds(8), absl::Seconds(10), absl::Seconds(10)}));
   EXPECT_EQ(q.NumRequeues("a"), 6);
   q.Forget("a");
   EXPECT_EQ(q.NumRequeues("a"), 0);
@@ -127,6 +129,17 @@ TEST(WorkQueueTest, ReportsControllerRuntimeMetrics) {
   EXPECT_NE(text.find("workqueue_depth{name=\"jobs\"} 2"), std::string::npos) << text;
   EXPECT_NE(text.find("workqueue_adds_total{name=\"jobs\"} 2"), std::string::npos) << text;
   EXPECT_NE(text.find("workqueue_retries_total{name=\"jobs\"} 1"), std::string::npos) << text;
+}
+
+TEST(BackoffTest, DoublesToTheCapAndStartsOverAfterReset) {
+  Backoff b(absl::Milliseconds(100), absl::Milliseconds(500));
+  EXPECT_EQ(b.Next(), absl::Milliseconds(100));
+  EXPECT_EQ(b.Next(), absl::Milliseconds(200));
+  EXPECT_EQ(b.Next(), absl::Milliseconds(400));
+  EXPECT_EQ(b.Next(), absl::Milliseconds(500));
+  EXPECT_EQ(b.Next(), absl::Milliseconds(500));
+  b.Reset();
+  EXPECT_EQ(b.Next(), absl::Milliseconds(100));
 }
 
 }  // namespace
