@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools configure build images test unit e2e demo cluster-up cluster-down release-bins bench bench-tf format clean help
+.PHONY: deps tools configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -29,7 +29,7 @@ build: configure ## Build build/bin/disttrain-operator and build/bin/disttrain-t
 images: deps ## Build the operator and trainer images with buildah into build/images/ (docker archives).
 	@scripts/images.sh
 
-test: build tools images ## Run every test suite (unit, then e2e against a local cluster) through ctest.
+test: build tools images sanitize ## Run every test suite (sanitizers, unit, then e2e against a local cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 1800
 
 unit: build ## Run the unit suites only (no cluster).
@@ -37,6 +37,9 @@ unit: build ## Run the unit suites only (no cluster).
 
 e2e: build tools images ## Run the end-to-end suites against the local cluster.
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e
+
+sanitize: deps ## Unit suites under ASan+UBSan, the operator runtime under TSan, clang -Wthread-safety.
+	@scripts/sanitize.sh
 
 cluster-up: deps tools ## Start the local control plane; kubeconfig in build/cluster/kubeconfig.
 	@tests/cluster/cluster-up.sh

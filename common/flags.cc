@@ -60,8 +60,8 @@ void FlagSet::Bool(std::string name, bool* value, std::string help) {
 }
 
 const FlagSet::Flag* FlagSet::Find(const std::string& name) const {
-  auto it = std::find_if(flags_.begin(), flags_.end(),
-                         [&](const Flag& f) { return f.name == name; });
+  auto it =
+      std::find_if(flags_.begin(), flags_.end(), [&](const Flag& f) { return f.name == name; });
   return it == flags_.end() ? nullptr : &*it;
 }
 

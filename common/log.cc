@@ -14,10 +14,14 @@ std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
 
 const char* LevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kError: return "error";
-    case LogLevel::kWarning: return "warning";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kDebug: return "debug";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kDebug:
+      return "debug";
   }
   return "info";
 }
@@ -57,9 +61,9 @@ std::string FormatLogLine(LogLevel level, absl::string_view message, LogFields f
 
 void Log(LogLevel level, absl::string_view message, LogFields fields) {
   if (!LogEnabled(level)) return;
-  std::string line = absl::StrCat(
-      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ",
-      FormatLogLine(level, message, fields), "\n");
+  std::string line =
+      absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ",
+                   FormatLogLine(level, message, fields), "\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

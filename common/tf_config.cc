@@ -78,8 +78,8 @@ absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view text) {
   if (it == config.cluster.end()) {
     // The Estimator convention keeps the evaluator out of the cluster.
     if (config.task_type != "evaluator") {
-      return Invalid(absl::StrCat("this task's role \"", config.task_type,
-                                  "\" is missing from cluster"));
+      return Invalid(
+          absl::StrCat("this task's role \"", config.task_type, "\" is missing from cluster"));
     }
   } else if (config.task_index >= static_cast<int>(it->second.size())) {
     return Invalid(absl::StrCat("task.index ", config.task_index, " is out of range: cluster.",

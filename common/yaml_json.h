@@ -5,10 +5,10 @@
 #define DISTTRAIN_COMMON_YAML_JSON_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
 namespace disttrain {

@@ -77,7 +77,8 @@ std::string OwnerKey(const runtime::ObjectPtr& obj) {
   return absl::StrCat(meta.value("namespace", ""), "/", job);
 }
 
-runtime::EventHandler Enqueue(runtime::WorkQueue* queue, std::function<std::string(const runtime::ObjectPtr&)> key) {
+runtime::EventHandler Enqueue(runtime::WorkQueue* queue,
+                              std::function<std::string(const runtime::ObjectPtr&)> key) {
   auto add = [queue, key](const runtime::ObjectPtr& o) {
     std::string k = key(o);
     if (!k.empty()) queue->Add(k);
@@ -96,25 +97,32 @@ int RunController(const std::vector<std::string>& args) {
 
   Flags f;
   FlagSet flags(kUsage);
-  flags.String("kubeconfig", &f.kubeconfig, "Path to a kubeconfig; default $KUBECONFIG, then in-cluster.");
+  flags.String("kubeconfig", &f.kubeconfig,
+               "Path to a kubeconfig; default $KUBECONFIG, then in-cluster.");
   flags.String("context", &f.context, "kubeconfig context to use; default its current-context.");
-  flags.String("namespace", &f.namespace_name, "Watch only this namespace; default all namespaces.");
+  flags.String("namespace", &f.namespace_name,
+               "Watch only this namespace; default all namespaces.");
   flags.Int("workers", &f.workers, "Jobs reconciled in parallel.");
   flags.Double("kube-api-qps", &f.qps, "Client-side limit of API requests per second.");
   flags.Int("kube-api-burst", &f.burst, "Client-side burst of API requests.");
-  flags.Bool("leader-elect", &f.leader_elect, "Elect a leader with a Lease; only the leader reconciles.");
+  flags.Bool("leader-elect", &f.leader_elect,
+             "Elect a leader with a Lease; only the leader reconciles.");
   flags.String("leader-election-namespace", &f.leader_election_namespace,
                "Namespace of the leader Lease; default the pod's namespace.");
   flags.String("leader-election-id", &f.leader_election_id, "Name of the leader Lease.");
-  flags.String("metrics-bind-address", &f.metrics_addr, "host:port of /metrics (port 0 picks one; \"0\" disables).");
+  flags.String("metrics-bind-address", &f.metrics_addr,
+               "host:port of /metrics (port 0 picks one; \"0\" disables).");
   flags.String("health-probe-bind-address", &f.probe_addr, "host:port of /healthz and /readyz.");
-  flags.String("cluster-domain", &f.cluster_domain, "Cluster DNS domain appended to TF_CONFIG hosts.");
-  flags.String("gang-scheduler", &f.gang_scheduler, "PodGroup flavour: volcano or scheduler-plugins.");
+  flags.String("cluster-domain", &f.cluster_domain,
+               "Cluster DNS domain appended to TF_CONFIG hosts.");
+  flags.String("gang-scheduler", &f.gang_scheduler,
+               "PodGroup flavour: volcano or scheduler-plugins.");
   flags.Int("v", &f.verbosity, "Log level: 0 errors, 1 warnings, 2 info, 3 debug.");
   flags.Bool("version", &f.version, "Print the version and exit.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
   if (rest.ok() && !rest->empty()) {
-    rest = absl::InvalidArgumentError(absl::StrCat("unknown command \"", rest->front(), "\" (see --help)"));
+    rest = absl::InvalidArgumentError(
+        absl::StrCat("unknown command \"", rest->front(), "\" (see --help)"));
   }
   if (!rest.ok()) {
     std::cerr << "disttrain-operator: " << rest.status().message() << "\n";
@@ -130,8 +138,9 @@ int RunController(const std::vector<std::string>& args) {
   }
   if (f.workers < 1 || f.burst < 1 || f.qps <= 0 || f.verbosity < 0 ||
       (f.gang_scheduler != "volcano" && f.gang_scheduler != "scheduler-plugins")) {
-    std::cerr << "disttrain-operator: --workers and --kube-api-burst must be >= 1, --kube-api-qps > 0, "
-                 "--gang-scheduler volcano or scheduler-plugins\n";
+    std::cerr
+        << "disttrain-operator: --workers and --kube-api-burst must be >= 1, --kube-api-qps > 0, "
+           "--gang-scheduler volcano or scheduler-plugins\n";
     return kExitUsage;
   }
   SetLogLevel(static_cast<LogLevel>(std::min<int64_t>(f.verbosity, 3)));
@@ -143,7 +152,8 @@ int RunController(const std::vector<std::string>& args) {
   }
   config->qps = f.qps;
   config->burst = static_cast<int>(f.burst);
-  absl::StatusOr<std::unique_ptr<kube::RestKubeClient>> client = kube::RestKubeClient::Create(*config);
+  absl::StatusOr<std::unique_ptr<kube::RestKubeClient>> client =
+      kube::RestKubeClient::Create(*config);
   if (!client.ok()) {
     std::cerr << "disttrain-operator: " << client.status().message() << "\n";
     return kExitUsage;
@@ -151,10 +161,19 @@ int RunController(const std::vector<std::string>& args) {
 
   runtime::Clock* clock = runtime::RealClock::Get();
   runtime::MetricsRegistry metrics;
+  // client-go's name; a watch counts as method WATCH, a request with no response as <error>.
+  runtime::MetricFamily* requests = metrics.Counter(
+      "rest_client_requests_total",
+      "Number of HTTP requests, partitioned by status code and method.", {"code", "method"});
+  (*client)->SetRequestObserver([requests](const std::string& method, int code) {
+    requests->Add({code == 0 ? "<error>" : absl::StrCat(code), method}, 1);
+  });
   const std::string selector = absl::StrCat(api::kLabelManagedBy, "=", api::kManagedByValue);
   runtime::Informer jobs((*client).get(), {kube::kDistributedTrainings, f.namespace_name, ""});
-  runtime::Informer pods((*client).get(), {.resource = kube::kPods, .namespace_name = f.namespace_name,
-                                           .label_selector = selector, .transform = controller::ProjectPod});
+  runtime::Informer pods((*client).get(), {.resource = kube::kPods,
+                                           .namespace_name = f.namespace_name,
+                                           .label_selector = selector,
+                                           .transform = controller::ProjectPod});
   runtime::Informer services((*client).get(), {kube::kServices, f.namespace_name, selector});
   runtime::WorkQueue queue({.name = "distributedtraining"}, clock, &metrics);
   runtime::KubeEventRecorder recorder((*client).get(), "disttrain-operator", clock);
@@ -167,24 +186,28 @@ int RunController(const std::vector<std::string>& args) {
   deps.events = &recorder;
   deps.clock = clock;
   deps.build.cluster_domain = f.cluster_domain;
-  deps.build.gang_scheduler = f.gang_scheduler == "volcano" ? controller::GangScheduler::kVolcano
-                                                            : controller::GangScheduler::kSchedulerPlugins;
+  deps.build.gang_scheduler = f.gang_scheduler == "volcano"
+                                  ? controller::GangScheduler::kVolcano
+                                  : controller::GangScheduler::kSchedulerPlugins;
   controller::JobReconciler reconciler(deps);
 
-  jobs.AddHandler(Enqueue(&queue, [](const runtime::ObjectPtr& o) { return runtime::ObjectKey(*o); }));
+  jobs.AddHandler(
+      Enqueue(&queue, [](const runtime::ObjectPtr& o) { return runtime::ObjectKey(*o); }));
   pods.AddHandler(Enqueue(&queue, OwnerKey));
   pods.AddHandler({nullptr, nullptr, [&reconciler](const runtime::ObjectPtr& o) {
                      reconciler.ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
                    }});
   services.AddHandler(Enqueue(&queue, OwnerKey));
 
-  runtime::Controller controller("distributedtraining", &reconciler, &queue, static_cast<int>(f.workers), &metrics);
+  runtime::Controller controller("distributedtraining", &reconciler, &queue,
+                                 static_cast<int>(f.workers), &metrics);
   runtime::ManagerOptions options;
   options.metrics_bind_address = f.metrics_addr;
   options.health_probe_bind_address = f.probe_addr;
   if (f.leader_elect) {
     runtime::LeaderElectionConfig le;
-    le.namespace_name = f.leader_election_namespace.empty() ? PodNamespace() : f.leader_election_namespace;
+    le.namespace_name =
+        f.leader_election_namespace.empty() ? PodNamespace() : f.leader_election_namespace;
     le.name = f.leader_election_id;
     le.identity = Identity();
     options.leader_election = le;
@@ -198,15 +221,18 @@ int RunController(const std::vector<std::string>& args) {
   std::thread signal_thread([&manager, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
-    LogInfo("received a stop signal, shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    LogInfo("received a stop signal, shutting down",
+            {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
     manager.RequestStop();
   });
   signal_thread.detach();
 
-  LogInfo("starting disttrain-operator", {{"version", Version()}, {"server", config->server},
-                                          {"namespace", f.namespace_name.empty() ? "(all)" : f.namespace_name},
-                                          {"workers", absl::StrCat(f.workers)},
-                                          {"leader_elect", f.leader_elect ? "true" : "false"}});
+  LogInfo("starting disttrain-operator",
+          {{"version", Version()},
+           {"server", config->server},
+           {"namespace", f.namespace_name.empty() ? "(all)" : f.namespace_name},
+           {"workers", absl::StrCat(f.workers)},
+           {"leader_elect", f.leader_elect ? "true" : "false"}});
   absl::Status status = manager.Run();
   if (!status.ok()) {
     LogError("operator stopped", {{"error", status.ToString()}});

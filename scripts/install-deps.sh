@@ -11,6 +11,8 @@ packages=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   python3 openssl procps iproute2 clang-format
+  # make sanitize: clang for -Wthread-safety (ASan, UBSan and TSan come with gcc).
+  clang
   # The local cluster's real node and its images (tests/cluster/node, scripts/images.sh).
   containerd runc containernetworking-plugins buildah mmdebstrap
 )

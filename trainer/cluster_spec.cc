@@ -6,16 +6,21 @@ namespace disttrain::trainer {
 
 const char* RoleName(Role role) {
   switch (role) {
-    case Role::kPs: return "ps";
-    case Role::kChief: return "chief";
-    case Role::kWorker: return "worker";
-    case Role::kEvaluator: return "evaluator";
+    case Role::kPs:
+      return "ps";
+    case Role::kChief:
+      return "chief";
+    case Role::kWorker:
+      return "worker";
+    case Role::kEvaluator:
+      return "evaluator";
   }
   return "";
 }
 
 std::string ClusterSpec::TaskName() const {
-  return absl::StrCat(role == Role::kChief && !has_chief_task ? "worker" : RoleName(role), "-", task_index);
+  return absl::StrCat(role == Role::kChief && !has_chief_task ? "worker" : RoleName(role), "-",
+                      task_index);
 }
 
 absl::StatusOr<ClusterSpec> MakeClusterSpec(const TfConfig& config) {
@@ -31,7 +36,8 @@ absl::StatusOr<ClusterSpec> MakeClusterSpec(const TfConfig& config) {
   spec.replicas = chief;
   spec.replicas.insert(spec.replicas.end(), workers.begin(), workers.end());
   if (spec.ps.empty()) {
-    return absl::InvalidArgumentError("TF_CONFIG: the cluster has no \"ps\" task; disttrain-trainer needs a parameter server");
+    return absl::InvalidArgumentError(
+        "TF_CONFIG: the cluster has no \"ps\" task; disttrain-trainer needs a parameter server");
   }
   if (spec.replicas.empty()) {
     return absl::InvalidArgumentError("TF_CONFIG: the cluster has no \"chief\" or \"worker\" task");

@@ -17,9 +17,11 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
     LogError("cannot set up evaluation", {{"error", setup.status().ToString()}});
     return kExitUsage;
   }
-  const int n = setup->model->needs_data() ? std::min<int>(setup->data.n, static_cast<int>(o.eval_examples)) : 0;
+  const int n = setup->model->needs_data()
+                    ? std::min<int>(setup->data.n, static_cast<int>(o.eval_examples))
+                    : 0;
   int64_t last = -1;
-  bool foreign = false;  // the newest checkpoint belongs to another model
+  bool foreign = false;                   // the newest checkpoint belongs to another model
   auto evaluate_newest = [&]() -> bool {  // true once the final checkpoint was evaluated
     absl::StatusOr<Checkpoint> c = LatestCheckpoint(o.model_dir);
     if (!c.ok() || c->global_step <= last) return last >= o.steps;
@@ -30,10 +32,15 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
     }
     EvalResult r = setup->model->Evaluate(c->values, n > 0 ? setup->data.Rows(0, n) : Batch{});
     last = c->global_step;
-    EmitEvent({{"event", "eval"}, {"task", spec.TaskName()}, {"global_step", c->global_step},
-               {"accuracy", r.accuracy}, {"loss", r.loss}, {"examples", n}});
+    EmitEvent({{"event", "eval"},
+               {"task", spec.TaskName()},
+               {"global_step", c->global_step},
+               {"accuracy", r.accuracy},
+               {"loss", r.loss},
+               {"examples", n}});
     LogInfo("evaluated a checkpoint", {{"global_step", absl::StrCat(c->global_step)},
-                                       {"accuracy", absl::StrCat(r.accuracy)}, {"loss", absl::StrCat(r.loss)}});
+                                       {"accuracy", absl::StrCat(r.accuracy)},
+                                       {"loss", absl::StrCat(r.loss)}});
     return last >= o.steps;
   };
   while (!stop) {

@@ -11,13 +11,16 @@
 namespace disttrain::trainer {
 
 // Serves its shards over gRPC until stopped; exits 0 on SIGTERM.
-int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& options, const std::atomic<bool>& stop);
+int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& options,
+                       const std::atomic<bool>& stop);
 // Trains: pull, compute, push. The chief also initialises or restores the parameter servers,
 // checkpoints, and ends the job at --steps.
-int RunReplica(const ClusterSpec& spec, const TrainerOptions& options, const std::atomic<bool>& stop);
+int RunReplica(const ClusterSpec& spec, const TrainerOptions& options,
+               const std::atomic<bool>& stop);
 // Evaluates each new checkpoint on the test split; ends after the final one (or on SIGTERM,
 // after evaluating the newest).
-int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& options, const std::atomic<bool>& stop);
+int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& options,
+                 const std::atomic<bool>& stop);
 
 }  // namespace disttrain::trainer
 

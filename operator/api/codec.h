@@ -6,9 +6,9 @@
 #define DISTTRAIN_OPERATOR_API_CODEC_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "operator/api/types.h"

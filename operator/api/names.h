@@ -4,8 +4,8 @@
 #define DISTTRAIN_OPERATOR_API_NAMES_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "operator/api/types.h"
 
 namespace disttrain::api {

@@ -6,20 +6,28 @@ namespace disttrain::api {
 
 absl::string_view ReplicaTypeKey(ReplicaType type) {
   switch (type) {
-    case ReplicaType::kChief: return "Chief";
-    case ReplicaType::kPS: return "PS";
-    case ReplicaType::kWorker: return "Worker";
-    case ReplicaType::kEvaluator: return "Evaluator";
+    case ReplicaType::kChief:
+      return "Chief";
+    case ReplicaType::kPS:
+      return "PS";
+    case ReplicaType::kWorker:
+      return "Worker";
+    case ReplicaType::kEvaluator:
+      return "Evaluator";
   }
   return "";
 }
 
 absl::string_view ReplicaTypeRole(ReplicaType type) {
   switch (type) {
-    case ReplicaType::kChief: return "chief";
-    case ReplicaType::kPS: return "ps";
-    case ReplicaType::kWorker: return "worker";
-    case ReplicaType::kEvaluator: return "evaluator";
+    case ReplicaType::kChief:
+      return "chief";
+    case ReplicaType::kPS:
+      return "ps";
+    case ReplicaType::kWorker:
+      return "worker";
+    case ReplicaType::kEvaluator:
+      return "evaluator";
   }
   return "";
 }
@@ -29,33 +37,43 @@ absl::StatusOr<ReplicaType> ParseReplicaTypeKey(absl::string_view key) {
     if (key == ReplicaTypeKey(t)) return t;
   }
   std::string hint = key == "Master" ? " (Master is TFJob's legacy name: use Chief)" : "";
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown role \"", key, "\": replicaSpecs keys must be Chief, PS, Worker or Evaluator", hint));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown role \"", key,
+                   "\": replicaSpecs keys must be Chief, PS, Worker or Evaluator", hint));
 }
 
 absl::string_view RestartPolicyName(RestartPolicy policy) {
   switch (policy) {
-    case RestartPolicy::kNever: return "Never";
-    case RestartPolicy::kOnFailure: return "OnFailure";
-    case RestartPolicy::kAlways: return "Always";
-    case RestartPolicy::kExitCode: return "ExitCode";
+    case RestartPolicy::kNever:
+      return "Never";
+    case RestartPolicy::kOnFailure:
+      return "OnFailure";
+    case RestartPolicy::kAlways:
+      return "Always";
+    case RestartPolicy::kExitCode:
+      return "ExitCode";
   }
   return "";
 }
 
 absl::string_view CleanPodPolicyName(CleanPodPolicy policy) {
   switch (policy) {
-    case CleanPodPolicy::kRunning: return "Running";
-    case CleanPodPolicy::kAll: return "All";
-    case CleanPodPolicy::kNone: return "None";
+    case CleanPodPolicy::kRunning:
+      return "Running";
+    case CleanPodPolicy::kAll:
+      return "All";
+    case CleanPodPolicy::kNone:
+      return "None";
   }
   return "";
 }
 
 absl::string_view SuccessPolicyName(SuccessPolicy policy) {
   switch (policy) {
-    case SuccessPolicy::kDefault: return "";
-    case SuccessPolicy::kAllWorkers: return "AllWorkers";
+    case SuccessPolicy::kDefault:
+      return "";
+    case SuccessPolicy::kAllWorkers:
+      return "AllWorkers";
   }
   return "";
 }

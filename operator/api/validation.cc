@@ -25,14 +25,15 @@ void ValidateTemplate(const std::string& path, const ReplicaSpec& spec,
   }
   auto containers = pod_spec->find("containers");
   if (containers == pod_spec->end() || !containers->is_array() || containers->empty()) {
-    errors->push_back(absl::StrCat(path, ".template.spec.containers: needs at least one container"));
+    errors->push_back(
+        absl::StrCat(path, ".template.spec.containers: needs at least one container"));
   }
   auto restart = pod_spec->find("restartPolicy");
   if (restart != pod_spec->end() && restart->is_string() &&
       restart->get<std::string>() != PodRestartPolicy(spec.restart_policy)) {
     errors->push_back(absl::StrCat(
-        path, ".template.spec.restartPolicy: \"", restart->get<std::string>(),
-        "\" contradicts ", path, ".restartPolicy \"", RestartPolicyName(spec.restart_policy),
+        path, ".template.spec.restartPolicy: \"", restart->get<std::string>(), "\" contradicts ",
+        path, ".restartPolicy \"", RestartPolicyName(spec.restart_policy),
         "\", which runs pods with restartPolicy \"", PodRestartPolicy(spec.restart_policy),
         "\"; remove it from the template or make the two agree"));
   }
@@ -85,9 +86,10 @@ absl::Status Validate(const DistributedTraining& job) {
     int32_t total = 0;
     for (const auto& [type, replica] : spec.replica_specs) total += std::max(0, replica.replicas);
     if (sp->min_available && (*sp->min_available < 1 || *sp->min_available > total)) {
-      errors.push_back(absl::StrCat("spec.runPolicy.schedulingPolicy.minAvailable: must be between 1 "
-                                    "and the job's ", total, " replicas, got ",
-                                    *sp->min_available));
+      errors.push_back(
+          absl::StrCat("spec.runPolicy.schedulingPolicy.minAvailable: must be between 1 "
+                       "and the job's ",
+                       total, " replicas, got ", *sp->min_available));
     }
     if (sp->schedule_timeout_seconds && *sp->schedule_timeout_seconds < 1) {
       errors.push_back("spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds: must be positive");

@@ -71,7 +71,8 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
   } else if (gang == "scheduler-plugins") {
     options.gang_scheduler = controller::GangScheduler::kSchedulerPlugins;
   } else {
-    err << "render: --gang-scheduler must be volcano or scheduler-plugins, got \"" << gang << "\"\n";
+    err << "render: --gang-scheduler must be volcano or scheduler-plugins, got \"" << gang
+        << "\"\n";
     return kExitUsage;
   }
 

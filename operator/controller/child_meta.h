@@ -11,7 +11,8 @@
 namespace disttrain::controller {
 
 // Labels selecting exactly one replica's pod: job name, replica type and index.
-nlohmann::json ReplicaSelector(const api::DistributedTraining& job, api::ReplicaType type, int index);
+nlohmann::json ReplicaSelector(const api::DistributedTraining& job, api::ReplicaType type,
+                               int index);
 
 // metadata for a replica's Pod or Service: the selector labels, the managed-by label, the chief
 // role label where it applies, and a controller ownerReference to the job (uid left out when the

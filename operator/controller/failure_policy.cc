@@ -3,8 +3,9 @@
 namespace disttrain::controller {
 
 bool IsRetryable(const PodState& pod) {
-  if (pod.reason == "Evicted" || pod.reason == "OOMKilled" || pod.reason == "UnexpectedAdmissionError" ||
-      pod.reason == "Preempting" || pod.reason == "Shutdown" || pod.reason == "Terminated") {
+  if (pod.reason == "Evicted" || pod.reason == "OOMKilled" ||
+      pod.reason == "UnexpectedAdmissionError" || pod.reason == "Preempting" ||
+      pod.reason == "Shutdown" || pod.reason == "Terminated") {
     return true;
   }
   return pod.exit_code && *pod.exit_code >= 128;

@@ -30,8 +30,10 @@ std::optional<std::string> SuccessMessage(
 bool DeleteOnFinish(api::CleanPodPolicy policy, const PodState& pod) {
   if (pod.terminating) return false;
   switch (policy) {
-    case api::CleanPodPolicy::kNone: return false;
-    case api::CleanPodPolicy::kAll: return true;
+    case api::CleanPodPolicy::kNone:
+      return false;
+    case api::CleanPodPolicy::kAll:
+      return true;
     case api::CleanPodPolicy::kRunning:
       return pod.phase != PodPhase::kSucceeded && pod.phase != PodPhase::kFailed;
   }

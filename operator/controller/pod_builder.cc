@@ -48,8 +48,8 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
                                   int index, const BuildOptions& options) {
   auto it = job.spec.replica_specs.find(type);
   if (it == job.spec.replica_specs.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job ", job.metadata.name, " has no ", api::ReplicaTypeKey(type), " replicas"));
+    return absl::InvalidArgumentError(absl::StrCat("job ", job.metadata.name, " has no ",
+                                                   api::ReplicaTypeKey(type), " replicas"));
   }
   const api::ReplicaSpec& spec = it->second;
   const int main = MainContainerIndex(spec.pod_template);
@@ -71,10 +71,9 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
   meta["labels"].update(ours["labels"]);
 
   json pod_spec = spec.pod_template["spec"];
-  pod_spec["restartPolicy"] =
-      spec.restart_policy == api::RestartPolicy::kExitCode
-          ? "Never"
-          : std::string(api::RestartPolicyName(spec.restart_policy));
+  pod_spec["restartPolicy"] = spec.restart_policy == api::RestartPolicy::kExitCode
+                                  ? "Never"
+                                  : std::string(api::RestartPolicyName(spec.restart_policy));
 
   json& container = pod_spec["containers"][main];
   const std::string container_name = container.value("name", "");
@@ -82,8 +81,9 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
     bool replaced = false;
     SetEnv(container, "TF_CONFIG", SerializeTfConfig(*tf), /*replace=*/true, &replaced);
     if (replaced) {
-      out.warnings.push_back(absl::StrCat("pod ", pod_name, ": replaced the TF_CONFIG set in container \"",
-                                          container_name, "\" with the one the operator generates"));
+      out.warnings.push_back(
+          absl::StrCat("pod ", pod_name, ": replaced the TF_CONFIG set in container \"",
+                       container_name, "\" with the one the operator generates"));
     }
   }
   if (!RequestsGpu(container)) {

@@ -56,9 +56,8 @@ absl::StatusOr<std::optional<json>> BuildPodGroup(const api::DistributedTraining
     if (it == job.spec.replica_specs.end()) continue;
     for (int i = 0; i < it->second.replicas && counted < min_member; ++i, ++counted) {
       if (absl::Status s = AddPodRequests(it->second.pod_template, &sum); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("spec.replicaSpecs.",
-                                                       api::ReplicaTypeKey(type), ".template: ",
-                                                       s.message()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "spec.replicaSpecs.", api::ReplicaTypeKey(type), ".template: ", s.message()));
       }
     }
   }
@@ -74,13 +73,15 @@ absl::StatusOr<std::optional<json>> BuildPodGroup(const api::DistributedTraining
     if (!sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
   } else {
     group["apiVersion"] = "scheduling.x-k8s.io/v1alpha1";
-    if (sp->schedule_timeout_seconds) spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
+    if (sp->schedule_timeout_seconds)
+      spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
   }
-  group["metadata"] = {{"name", job.metadata.name},
-                       {"namespace", job.metadata.namespace_name},
-                       {"labels", {{api::kLabelJobName, job.metadata.name},
-                                   {api::kLabelManagedBy, api::kManagedByValue}}},
-                       {"ownerReferences", json::array({OwnerReference(job)})}};
+  group["metadata"] = {
+      {"name", job.metadata.name},
+      {"namespace", job.metadata.namespace_name},
+      {"labels",
+       {{api::kLabelJobName, job.metadata.name}, {api::kLabelManagedBy, api::kManagedByValue}}},
+      {"ownerReferences", json::array({OwnerReference(job)})}};
   group["spec"] = std::move(spec);
   return std::optional<json>(std::move(group));
 }

@@ -14,7 +14,8 @@ void Keep(json& from, json& to, const char* key) {
 json Terminated(json& state) {
   json out = json::object();
   auto t = state.find("terminated");
-  if (t == state.end()) return state.contains("running") ? json{{"running", json::object()}} : json::object();
+  if (t == state.end())
+    return state.contains("running") ? json{{"running", json::object()}} : json::object();
   json term = json::object();
   Keep(*t, term, "exitCode");
   Keep(*t, term, "reason");
@@ -30,8 +31,8 @@ json ProjectPod(json pod) {
   Keep(pod, out, "kind");
   json meta = json::object();
   if (auto m = pod.find("metadata"); m != pod.end()) {
-    for (const char* k : {"name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences",
-                          "deletionTimestamp"}) {
+    for (const char* k : {"name", "namespace", "uid", "resourceVersion", "labels",
+                          "ownerReferences", "deletionTimestamp"}) {
       Keep(*m, meta, k);
     }
   }
@@ -48,14 +49,16 @@ json ProjectPod(json pod) {
     if (s->contains("conditions")) {
       json ready = json::array();
       for (json& c : (*s)["conditions"]) {
-        if (c.value("type", "") == "Ready") ready.push_back({{"type", "Ready"}, {"status", c.value("status", "")}});
+        if (c.value("type", "") == "Ready")
+          ready.push_back({{"type", "Ready"}, {"status", c.value("status", "")}});
       }
       status["conditions"] = std::move(ready);
     }
     if (s->contains("containerStatuses")) {
       json statuses = json::array();
       for (json& cs : (*s)["containerStatuses"]) {
-        json small = {{"name", cs.value("name", "")}, {"restartCount", cs.value("restartCount", 0)}};
+        json small = {{"name", cs.value("name", "")},
+                      {"restartCount", cs.value("restartCount", 0)}};
         if (cs.contains("state")) small["state"] = Terminated(cs["state"]);
         if (cs.contains("lastState")) small["lastState"] = Terminated(cs["lastState"]);
         statuses.push_back(std::move(small));

@@ -21,7 +21,8 @@ std::optional<PodState> ReadPodState(const json& pod) {
       found = true;
     }
   }
-  if (!found || !absl::SimpleAtoi(labels.value(api::kLabelReplicaIndex, ""), &s.index)) return std::nullopt;
+  if (!found || !absl::SimpleAtoi(labels.value(api::kLabelReplicaIndex, ""), &s.index))
+    return std::nullopt;
   s.name = meta.value("name", "");
   s.uid = meta.value("uid", "");
   s.terminating = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();

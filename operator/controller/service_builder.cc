@@ -14,7 +14,8 @@ nlohmann::json BuildService(const api::DistributedTraining& job, api::ReplicaTyp
            {{"clusterIP", "None"},
             {"publishNotReadyAddresses", true},
             {"selector", ReplicaSelector(job, type, index)},
-            {"ports", {{{"name", kPortName}, {"port", port}, {"targetPort", port}, {"protocol", "TCP"}}}}}}};
+            {"ports",
+             {{{"name", kPortName}, {"port", port}, {"targetPort", port}, {"protocol", "TCP"}}}}}}};
 }
 
 }  // namespace disttrain::controller

@@ -68,7 +68,8 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::string& path, const std::st
     if (ctx_name.empty()) return fail("no context given and no current-context set");
     absl::StatusOr<YAML::Node> ctx = Named(root, "contexts", ctx_name, "context");
     if (!ctx.ok()) return fail(ctx.status().message());
-    if (!(*ctx)["cluster"]) return fail(absl::StrCat("context \"", ctx_name, "\" names no cluster"));
+    if (!(*ctx)["cluster"])
+      return fail(absl::StrCat("context \"", ctx_name, "\" names no cluster"));
     absl::StatusOr<YAML::Node> cluster =
         Named(root, "clusters", (*ctx)["cluster"].as<std::string>(), "cluster");
     if (!cluster.ok()) return fail(cluster.status().message());
@@ -81,8 +82,10 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::string& path, const std::st
       return fail(absl::StrCat("server ", config.server,
                                " is not https:// (disttrain always verifies TLS)"));
     }
-    if ((*cluster)["insecure-skip-tls-verify"] && (*cluster)["insecure-skip-tls-verify"].as<bool>()) {
-      return fail("insecure-skip-tls-verify is set; disttrain always verifies TLS, give the CA instead");
+    if ((*cluster)["insecure-skip-tls-verify"] &&
+        (*cluster)["insecure-skip-tls-verify"].as<bool>()) {
+      return fail(
+          "insecure-skip-tls-verify is set; disttrain always verifies TLS, give the CA instead");
     }
     absl::StatusOr<std::string> ca = DataOrFile(*cluster, "certificate-authority", dir);
     if (!ca.ok()) return fail(ca.status().message());
@@ -90,7 +93,8 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::string& path, const std::st
     if ((*ctx)["namespace"]) config.namespace_name = (*ctx)["namespace"].as<std::string>();
 
     if ((*ctx)["user"]) {
-      absl::StatusOr<YAML::Node> user = Named(root, "users", (*ctx)["user"].as<std::string>(), "user");
+      absl::StatusOr<YAML::Node> user =
+          Named(root, "users", (*ctx)["user"].as<std::string>(), "user");
       if (!user.ok()) return fail(user.status().message());
       absl::StatusOr<std::string> cert = DataOrFile(*user, "client-certificate", dir);
       absl::StatusOr<std::string> key = DataOrFile(*user, "client-key", dir);
@@ -104,13 +108,16 @@ absl::StatusOr<RestConfig> LoadKubeconfig(const std::string& path, const std::st
       if ((*user)["token"]) {
         config.bearer_token = (*user)["token"].as<std::string>();
       } else if ((*user)["tokenFile"]) {
-        absl::StatusOr<std::string> token = ReadFile((*user)["tokenFile"].as<std::string>(), "tokenFile");
+        absl::StatusOr<std::string> token =
+            ReadFile((*user)["tokenFile"].as<std::string>(), "tokenFile");
         if (!token.ok()) return fail(token.status().message());
         config.bearer_token = *token;
       }
       if ((*user)["exec"] || (*user)["auth-provider"]) {
         if (config.bearer_token.empty() && config.client_cert_pem.empty()) {
-          return fail("exec and auth-provider credentials are not supported; use a token or a client certificate");
+          return fail(
+              "exec and auth-provider credentials are not supported; use a token or a client "
+              "certificate");
         }
       }
     }
@@ -135,19 +142,24 @@ absl::StatusOr<RestConfig> InClusterConfig(const std::string& sa_dir) {
   std::string h = host;
   if (h.find(':') != std::string::npos) h = absl::StrCat("[", h, "]");  // IPv6
   config.server = absl::StrCat("https://", h, ":", port);
-  absl::StatusOr<std::string> token = ReadFile(std::filesystem::path(sa_dir) / "token", "service account token");
+  absl::StatusOr<std::string> token =
+      ReadFile(std::filesystem::path(sa_dir) / "token", "service account token");
   if (!token.ok()) return token.status();
   config.bearer_token = *token;
-  absl::StatusOr<std::string> ca = ReadFile(std::filesystem::path(sa_dir) / "ca.crt", "service account CA");
+  absl::StatusOr<std::string> ca =
+      ReadFile(std::filesystem::path(sa_dir) / "ca.crt", "service account CA");
   if (!ca.ok()) return ca.status();
   config.ca_pem = *ca;
-  if (absl::StatusOr<std::string> ns = ReadFile(std::filesystem::path(sa_dir) / "namespace", "namespace"); ns.ok()) {
+  if (absl::StatusOr<std::string> ns =
+          ReadFile(std::filesystem::path(sa_dir) / "namespace", "namespace");
+      ns.ok()) {
     config.namespace_name = *ns;
   }
   return config;
 }
 
-absl::StatusOr<RestConfig> LoadConfig(const std::string& kubeconfig_flag, const std::string& context) {
+absl::StatusOr<RestConfig> LoadConfig(const std::string& kubeconfig_flag,
+                                      const std::string& context) {
   if (!kubeconfig_flag.empty()) return LoadKubeconfig(kubeconfig_flag, context);
   if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
     std::string first = env;

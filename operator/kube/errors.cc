@@ -13,17 +13,26 @@ constexpr char kReasonPayload[] = "disttrain.io/k8s-reason";
 
 absl::StatusCode CodeFor(int http, absl::string_view reason) {
   switch (http) {
-    case 400: case 422: return absl::StatusCode::kInvalidArgument;
-    case 401: return absl::StatusCode::kUnauthenticated;
-    case 403: return absl::StatusCode::kPermissionDenied;
-    case 404: return absl::StatusCode::kNotFound;
+    case 400:
+    case 422:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
     case 409:
       return reason == "AlreadyExists" ? absl::StatusCode::kAlreadyExists
                                        : absl::StatusCode::kAborted;
-    case 410: return absl::StatusCode::kOutOfRange;
-    case 429: return absl::StatusCode::kResourceExhausted;
-    case 503: return absl::StatusCode::kUnavailable;
-    case 504: return absl::StatusCode::kDeadlineExceeded;
+    case 410:
+      return absl::StatusCode::kOutOfRange;
+    case 429:
+      return absl::StatusCode::kResourceExhausted;
+    case 503:
+      return absl::StatusCode::kUnavailable;
+    case 504:
+      return absl::StatusCode::kDeadlineExceeded;
     default:
       return http >= 500 ? absl::StatusCode::kInternal : absl::StatusCode::kUnknown;
   }

@@ -20,7 +20,7 @@ namespace disttrain::kube {
 // 504 DeadlineExceeded. Each carries the HTTP code and reason as payloads.
 absl::Status StatusFromHttp(int http_code, absl::string_view body, absl::string_view context);
 
-int HttpCodeOf(const absl::Status& status);      // 0 when none
+int HttpCodeOf(const absl::Status& status);        // 0 when none
 std::string ReasonOf(const absl::Status& status);  // "" when none
 
 inline bool IsNotFound(const absl::Status& s) { return s.code() == absl::StatusCode::kNotFound; }

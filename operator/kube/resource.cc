@@ -6,8 +6,8 @@ namespace disttrain::kube {
 
 std::string Resource::Path(absl::string_view ns, absl::string_view name,
                            absl::string_view subresource) const {
-  std::string path = group.empty() ? absl::StrCat("/api/", version)
-                                   : absl::StrCat("/apis/", group, "/", version);
+  std::string path =
+      group.empty() ? absl::StrCat("/api/", version) : absl::StrCat("/apis/", group, "/", version);
   if (namespaced && !ns.empty()) absl::StrAppend(&path, "/namespaces/", ns);
   absl::StrAppend(&path, "/", plural);
   if (!name.empty()) absl::StrAppend(&path, "/", name);

@@ -223,6 +223,7 @@ absl::StatusOr<json> RestKubeClient::Do(const std::string& method,
       http::http_response resp = client()->request(req).get();
       std::string text = resp.extract_string(true).get();
       const int code = resp.status_code();
+      Observe(method, code);
       if (code >= 200 && code < 300) {
         if (text.empty()) return json::object();
         json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -235,6 +236,7 @@ absl::StatusOr<json> RestKubeClient::Do(const std::string& method,
         retry_after = ParseRetryAfter(it->second);
       }
     } catch (const std::exception& e) {
+      Observe(method, 0);
       last = absl::UnavailableError(absl::StrCat(context, ": ", e.what()));
       ResetClient();  // cpprestsdk clients are not reliable after a transport failure
     }
@@ -345,11 +347,13 @@ absl::StatusOr<std::unique_ptr<WatchStream>> RestKubeClient::Watch(const Resourc
   const std::string context = absl::StrCat("watch ", Describe(r, ns, ""));
   try {
     http::http_response resp = client->request(req, cts.get_token()).get();
+    Observe("WATCH", resp.status_code());
     if (resp.status_code() != 200) {
       return StatusFromHttp(resp.status_code(), resp.extract_string(true).get(), context);
     }
     return std::unique_ptr<WatchStream>(new RestWatchStream(client, cts, std::move(resp)));
   } catch (const std::exception& e) {
+    Observe("WATCH", 0);
     return absl::UnavailableError(absl::StrCat(context, ": ", e.what()));
   }
 }

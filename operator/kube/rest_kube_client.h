@@ -5,6 +5,7 @@
 #ifndef DISTTRAIN_OPERATOR_KUBE_REST_KUBE_CLIENT_H_
 #define DISTTRAIN_OPERATOR_KUBE_REST_KUBE_CLIENT_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,9 +24,14 @@ namespace disttrain::kube {
 
 class RestKubeClient : public KubeClient {
  public:
+  // Told of every HTTP attempt: its method and status code (0 when no response came back).
+  using RequestObserver = std::function<void(const std::string& method, int code)>;
+
   // Fails when the CA or client certificate/key cannot be parsed.
   static absl::StatusOr<std::unique_ptr<RestKubeClient>> Create(const RestConfig& config);
   ~RestKubeClient() override;
+  // Before the first request (not synchronised with requests in flight).
+  void SetRequestObserver(RequestObserver observer) { observer_ = std::move(observer); }
 
   absl::StatusOr<nlohmann::json> Get(const Resource& r, const std::string& ns,
                                      const std::string& name) override;
@@ -56,8 +62,13 @@ class RestKubeClient : public KubeClient {
   std::shared_ptr<web::http::client::http_client> client();
   void ResetClient();
 
+  void Observe(const std::string& method, int code) const {
+    if (observer_) observer_(method, code);
+  }
+
   const RestConfig config_;
   RateLimiter limiter_;
+  RequestObserver observer_;
   absl::Mutex mu_;
   std::shared_ptr<web::http::client::http_client> client_ ABSL_GUARDED_BY(mu_);
 };

@@ -7,19 +7,26 @@ namespace disttrain::runtime {
 
 Controller::Controller(std::string name, Reconciler* reconciler, WorkQueue* queue, int workers,
                        MetricsRegistry* metrics)
-    : name_(std::move(name)), reconciler_(reconciler), queue_(queue), workers_(workers),
+    : name_(std::move(name)),
+      reconciler_(reconciler),
+      queue_(queue),
+      workers_(workers),
       total_(metrics->Counter("controller_runtime_reconcile_total",
-                              "Total number of reconciliations per controller", {"controller", "result"})),
+                              "Total number of reconciliations per controller",
+                              {"controller", "result"})),
       errors_(metrics->Counter("controller_runtime_reconcile_errors_total",
-                               "Total number of reconciliation errors per controller", {"controller"})),
+                               "Total number of reconciliation errors per controller",
+                               {"controller"})),
       time_(metrics->Histogram("controller_runtime_reconcile_time_seconds",
                                "Length of time per reconciliation per controller", {"controller"},
                                MetricsRegistry::DurationBuckets())),
       panics_(metrics->Counter("controller_runtime_reconcile_panics_total",
-                               "Total number of reconciliation panics per controller", {"controller"})) {
+                               "Total number of reconciliation panics per controller",
+                               {"controller"})) {
   // Every series exists from the start, as in controller-runtime, so dashboards and alerts on
   // rates see 0 before the first reconcile instead of no data.
-  for (const char* result : {"error", "requeue", "requeue_after", "success"}) total_->Add({name_, result}, 0);
+  for (const char* result : {"error", "requeue", "requeue_after", "success"})
+    total_->Add({name_, result}, 0);
   errors_->Add({name_}, 0);
   panics_->Add({name_}, 0);
 }

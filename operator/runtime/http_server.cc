@@ -16,10 +16,14 @@ namespace {
 
 const char* Reason(int code) {
   switch (code) {
-    case 200: return "OK";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    default: return code >= 500 ? "Service Unavailable" : "Error";
+    case 200:
+      return "OK";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    default:
+      return code >= 500 ? "Service Unavailable" : "Error";
   }
 }
 
@@ -27,13 +31,16 @@ const char* Reason(int code) {
 
 HttpServer::~HttpServer() { Stop(); }
 
-void HttpServer::Handle(const std::string& path, Handler handler) { handlers_[path] = std::move(handler); }
+void HttpServer::Handle(const std::string& path, Handler handler) {
+  handlers_[path] = std::move(handler);
+}
 
 absl::Status HttpServer::Start(const std::string& address) {
   if (address == "0" || address.empty()) return absl::OkStatus();
   auto colon = address.rfind(':');
   if (colon == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("bind address \"", address, "\" is not host:port"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bind address \"", address, "\" is not host:port"));
   }
   std::string host = address.substr(0, colon);
   std::string port = address.substr(colon + 1);
@@ -42,8 +49,10 @@ absl::Status HttpServer::Start(const std::string& address) {
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE;
   addrinfo* res = nullptr;
-  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &res); rc != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("bind address ", address, ": ", gai_strerror(rc)));
+  if (int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &res);
+      rc != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bind address ", address, ": ", gai_strerror(rc)));
   }
   int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
   int one = 1;
@@ -106,9 +115,9 @@ void HttpServer::HandleConnection(int fd) {
   } else {
     resp = {404, "text/plain; charset=utf-8", "not found\n"};
   }
-  std::string out = absl::StrCat("HTTP/1.1 ", resp.code, " ", Reason(resp.code), "\r\nContent-Type: ",
-                                 resp.content_type, "\r\nContent-Length: ", resp.body.size(),
-                                 "\r\nConnection: close\r\n\r\n", resp.body);
+  std::string out = absl::StrCat(
+      "HTTP/1.1 ", resp.code, " ", Reason(resp.code), "\r\nContent-Type: ", resp.content_type,
+      "\r\nContent-Length: ", resp.body.size(), "\r\nConnection: close\r\n\r\n", resp.body);
   size_t sent = 0;
   while (sent < out.size()) {
     ssize_t n = send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);

@@ -14,7 +14,8 @@ std::string MicroTime(absl::Time t) {
 
 bool SleepOrStop(const std::atomic<bool>& stop, absl::Duration d) {
   absl::Time end = absl::Now() + d;
-  while (!stop && absl::Now() < end) absl::SleepFor(std::min(absl::Milliseconds(50), end - absl::Now()));
+  while (!stop && absl::Now() < end)
+    absl::SleepFor(std::min(absl::Milliseconds(50), end - absl::Now()));
   return !stop;
 }
 
@@ -40,10 +41,11 @@ bool LeaderElector::TryAcquireOrRenew() {
   const kube::Resource& leases = kube::kLeases;
   absl::StatusOr<nlohmann::json> lease = client_->Get(leases, config_.namespace_name, config_.name);
   if (kube::IsNotFound(lease.status())) {
-    nlohmann::json obj = {{"apiVersion", "coordination.k8s.io/v1"},
-                          {"kind", "Lease"},
-                          {"metadata", {{"name", config_.name}, {"namespace", config_.namespace_name}}},
-                          {"spec", LeaseSpec(nullptr, false)}};
+    nlohmann::json obj = {
+        {"apiVersion", "coordination.k8s.io/v1"},
+        {"kind", "Lease"},
+        {"metadata", {{"name", config_.name}, {"namespace", config_.namespace_name}}},
+        {"spec", LeaseSpec(nullptr, false)}};
     absl::StatusOr<nlohmann::json> created = client_->Create(leases, config_.namespace_name, obj);
     if (!created.ok()) {
       LogDebug("lease create failed", {{"error", created.status().ToString()}});
@@ -118,13 +120,16 @@ bool LeaderElector::KeepRenewing(const std::atomic<bool>& stop) {
 
 void LeaderElector::Release() {
   if (!is_leader_.exchange(false)) return;
-  absl::StatusOr<nlohmann::json> lease = client_->Get(kube::kLeases, config_.namespace_name, config_.name);
-  if (!lease.ok() || lease->value("/spec/holderIdentity"_json_pointer, "") != config_.identity) return;
+  absl::StatusOr<nlohmann::json> lease =
+      client_->Get(kube::kLeases, config_.namespace_name, config_.name);
+  if (!lease.ok() || lease->value("/spec/holderIdentity"_json_pointer, "") != config_.identity)
+    return;
   nlohmann::json updated = *lease;
   updated["spec"]["holderIdentity"] = "";
   updated["spec"]["leaseDurationSeconds"] = 1;
   updated["spec"]["renewTime"] = MicroTime(clock_->Now());
-  absl::StatusOr<nlohmann::json> r = client_->Update(kube::kLeases, config_.namespace_name, updated);
+  absl::StatusOr<nlohmann::json> r =
+      client_->Update(kube::kLeases, config_.namespace_name, updated);
   if (r.ok()) {
     LogInfo("released the leader lease", {{"identity", config_.identity}});
   } else {

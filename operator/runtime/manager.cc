@@ -6,10 +6,15 @@
 
 namespace disttrain::runtime {
 
-Manager::Manager(ManagerOptions options, kube::KubeClient* client, MetricsRegistry* metrics, Clock* clock)
-    : options_(std::move(options)), client_(client), metrics_(metrics), clock_(clock),
+Manager::Manager(ManagerOptions options, kube::KubeClient* client, MetricsRegistry* metrics,
+                 Clock* clock)
+    : options_(std::move(options)),
+      client_(client),
+      metrics_(metrics),
+      clock_(clock),
       leader_status_(metrics->Gauge("leader_election_master_status",
-                                    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.",
+                                    "Gauge of if the reporting system is master of the relevant "
+                                    "lease, 0 indicates backup, 1 indicates master.",
                                     {"name"})) {}
 
 void Manager::AddInformer(Informer* informer) { informers_.push_back(informer); }
@@ -29,7 +34,9 @@ absl::Status Manager::Run() {
   metrics_server_.Handle("/metrics", [this] {
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Render()};
   });
-  health_server_.Handle("/healthz", [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; });
+  health_server_.Handle("/healthz", [] {
+    return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+  });
   health_server_.Handle("/readyz", [this] {
     return Synced() ? HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}
                     : HttpResponse{503, "text/plain; charset=utf-8", "caches not synced\n"};
@@ -44,7 +51,8 @@ absl::Status Manager::Run() {
   while (!Synced() && !stop_) {
     if (absl::Now() > deadline) {
       Shutdown(false);
-      return absl::DeadlineExceededError("caches did not sync in time (can the operator list its resources?)");
+      return absl::DeadlineExceededError(
+          "caches did not sync in time (can the operator list its resources?)");
     }
     absl::SleepFor(absl::Milliseconds(20));
   }

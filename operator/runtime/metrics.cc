@@ -31,7 +31,10 @@ std::string Number(double v) {
 
 MetricFamily::MetricFamily(std::string name, std::string help, Kind kind,
                            std::vector<std::string> labels, std::vector<double> buckets)
-    : name_(std::move(name)), help_(std::move(help)), kind_(kind), labels_(std::move(labels)),
+    : name_(std::move(name)),
+      help_(std::move(help)),
+      kind_(kind),
+      labels_(std::move(labels)),
       buckets_(std::move(buckets)) {}
 
 void MetricFamily::Add(const LabelValues& labels, double delta) {
@@ -77,7 +80,9 @@ std::string MetricFamily::LabelText(const LabelValues& values, const std::string
 }
 
 void MetricFamily::Render(std::string* out) const {
-  const char* type = kind_ == Kind::kCounter ? "counter" : kind_ == Kind::kGauge ? "gauge" : "histogram";
+  const char* type = kind_ == Kind::kCounter ? "counter"
+                     : kind_ == Kind::kGauge ? "gauge"
+                                             : "histogram";
   absl::StrAppend(out, "# HELP ", name_, " ", help_, "\n# TYPE ", name_, " ", type, "\n");
   absl::MutexLock lock(&mu_);
   if (series_.empty() && labels_.empty() && kind_ != Kind::kHistogram) {
@@ -90,8 +95,9 @@ void MetricFamily::Render(std::string* out) const {
       continue;
     }
     for (size_t i = 0; i < buckets_.size(); ++i) {
-      absl::StrAppend(out, name_, "_bucket", LabelText(labels, absl::StrCat("le=\"", Number(buckets_[i]), "\"")),
-                      " ", s.bucket_counts.empty() ? 0 : s.bucket_counts[i], "\n");
+      absl::StrAppend(out, name_, "_bucket",
+                      LabelText(labels, absl::StrCat("le=\"", Number(buckets_[i]), "\"")), " ",
+                      s.bucket_counts.empty() ? 0 : s.bucket_counts[i], "\n");
     }
     absl::StrAppend(out, name_, "_bucket", LabelText(labels, "le=\"+Inf\""), " ", s.count, "\n");
     absl::StrAppend(out, name_, "_sum", LabelText(labels), " ", Number(s.sum), "\n");
@@ -104,7 +110,8 @@ MetricFamily* MetricsRegistry::Get(const std::string& name, const std::string& h
                                    std::vector<double> buckets) {
   absl::MutexLock lock(&mu_);
   auto& slot = families_[name];
-  if (!slot) slot = std::make_unique<MetricFamily>(name, help, kind, std::move(labels), std::move(buckets));
+  if (!slot)
+    slot = std::make_unique<MetricFamily>(name, help, kind, std::move(labels), std::move(buckets));
   return slot.get();
 }
 

@@ -8,14 +8,18 @@ WorkQueue::WorkQueue(WorkQueueOptions options, Clock* clock, MetricsRegistry* me
     : options_(std::move(options)), clock_(clock) {
   if (metrics != nullptr) {
     depth_ = metrics->Gauge("workqueue_depth", "Current depth of workqueue", {"name"});
-    adds_ = metrics->Counter("workqueue_adds_total", "Total number of adds handled by workqueue", {"name"});
-    retries_ = metrics->Counter("workqueue_retries_total", "Total number of retries handled by workqueue", {"name"});
-    queue_duration_ = metrics->Histogram("workqueue_queue_duration_seconds",
-                                         "How long in seconds an item stays in workqueue before being requested",
-                                         {"name"}, MetricsRegistry::DurationBuckets());
-    work_duration_ = metrics->Histogram("workqueue_work_duration_seconds",
-                                        "How long in seconds processing an item from workqueue takes",
-                                        {"name"}, MetricsRegistry::DurationBuckets());
+    adds_ = metrics->Counter("workqueue_adds_total", "Total number of adds handled by workqueue",
+                             {"name"});
+    retries_ = metrics->Counter("workqueue_retries_total",
+                                "Total number of retries handled by workqueue", {"name"});
+    queue_duration_ =
+        metrics->Histogram("workqueue_queue_duration_seconds",
+                           "How long in seconds an item stays in workqueue before being requested",
+                           {"name"}, MetricsRegistry::DurationBuckets());
+    work_duration_ =
+        metrics->Histogram("workqueue_work_duration_seconds",
+                           "How long in seconds processing an item from workqueue takes", {"name"},
+                           MetricsRegistry::DurationBuckets());
     // Series exist at 0 from the start, as client-go's queue metrics do.
     depth_->Set({options_.name}, 0);
     adds_->Add({options_.name}, 0);
@@ -88,7 +92,8 @@ int WorkQueue::NumRequeues(const std::string& key) {
 std::optional<std::string> WorkQueue::Get() {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
-      +[](WorkQueue* q) ABSL_NO_THREAD_SAFETY_ANALYSIS { return !q->queue_.empty() || q->shutting_down_; },
+      +[](WorkQueue* q)
+           ABSL_NO_THREAD_SAFETY_ANALYSIS { return !q->queue_.empty() || q->shutting_down_; },
       this));
   if (queue_.empty()) return std::nullopt;
   std::string key = std::move(queue_.front());
@@ -98,7 +103,8 @@ std::optional<std::string> WorkQueue::Get() {
   dirty_.erase(key);
   const absl::Time now = clock_->Now();
   if (auto it = added_at_.find(key); it != added_at_.end()) {
-    if (queue_duration_) queue_duration_->Observe({options_.name}, absl::ToDoubleSeconds(now - it->second));
+    if (queue_duration_)
+      queue_duration_->Observe({options_.name}, absl::ToDoubleSeconds(now - it->second));
     added_at_.erase(it);
   }
   started_at_[key] = now;

@@ -14,8 +14,9 @@ LOG_DIR = os.path.join(ROOT, "build", "e2e-logs")
 class OperatorProcess:
     """One operator process with metrics and probes on free loopback ports."""
 
-    def __init__(self, name="operator", *extra_args):
+    def __init__(self, name="operator", *extra_args, kubeconfig=KUBECONFIG):
         self.name = name
+        self.kubeconfig = kubeconfig
         self.extra_args = list(extra_args)
         self.proc = None
         self.offset = 0
@@ -29,7 +30,7 @@ class OperatorProcess:
         self.metrics_port = self.health_port = None
         self.log = open(self.log_path, "a")
         self.proc = subprocess.Popen(
-            [os.path.join(BIN, "disttrain-operator"), "--kubeconfig", KUBECONFIG,
+            [os.path.join(BIN, "disttrain-operator"), "--kubeconfig", self.kubeconfig,
              "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
              *self.extra_args],
             stdout=self.log, stderr=subprocess.STDOUT)

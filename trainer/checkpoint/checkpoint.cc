@@ -50,7 +50,8 @@ std::vector<int64_t> CheckpointSteps(const std::string& dir) {
 }
 
 absl::Status WriteCheckpoint(const std::string& dir, int64_t global_step,
-                             const std::vector<VariableSpec>& variables, const Params& values, int keep) {
+                             const std::vector<VariableSpec>& variables, const Params& values,
+                             int keep) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
@@ -63,7 +64,8 @@ absl::Status WriteCheckpoint(const std::string& dir, int64_t global_step,
     Put<uint64_t>(&data, values[i].size());
     data.append(reinterpret_cast<const char*>(values[i].data()), values[i].size() * sizeof(float));
   }
-  Put<uint32_t>(&data, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(data.data()), data.size())));
+  Put<uint32_t>(&data, static_cast<uint32_t>(
+                           crc32(0, reinterpret_cast<const Bytef*>(data.data()), data.size())));
   const fs::path final_path = fs::path(dir) / FileName(global_step);
   const fs::path tmp = fs::path(dir) / absl::StrCat(".", FileName(global_step), ".tmp");
   {
@@ -73,9 +75,11 @@ absl::Status WriteCheckpoint(const std::string& dir, int64_t global_step,
     if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", tmp.string()));
   }
   fs::rename(tmp, final_path, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot rename ", tmp.string(), ": ", ec.message()));
+  if (ec)
+    return absl::UnavailableError(absl::StrCat("cannot rename ", tmp.string(), ": ", ec.message()));
   std::vector<int64_t> steps = CheckpointSteps(dir);
-  for (size_t i = std::max(1, keep); i < steps.size(); ++i) fs::remove(fs::path(dir) / FileName(steps[i]), ec);
+  for (size_t i = std::max(1, keep); i < steps.size(); ++i)
+    fs::remove(fs::path(dir) / FileName(steps[i]), ec);
   return absl::OkStatus();
 }
 
@@ -93,7 +97,8 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
   }
   uint32_t stored;
   std::memcpy(&stored, data.data() + data.size() - 4, 4);
-  if (stored != crc32(0, reinterpret_cast<const Bytef*>(data.data()), data.size() - 4)) return corrupt("checksum mismatch");
+  if (stored != crc32(0, reinterpret_cast<const Bytef*>(data.data()), data.size() - 4))
+    return corrupt("checksum mismatch");
   Checkpoint c;
   c.path = path;
   size_t pos = sizeof(kMagic);
@@ -105,7 +110,8 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
     if (!Get(data, &pos, &name_len) || pos + name_len > data.size()) return corrupt("truncated");
     VariableSpec v{data.substr(pos, name_len), 0};
     pos += name_len;
-    if (!Get(data, &pos, &size) || pos + size * sizeof(float) > data.size() - 4) return corrupt("truncated");
+    if (!Get(data, &pos, &size) || pos + size * sizeof(float) > data.size() - 4)
+      return corrupt("truncated");
     v.size = size;
     std::vector<float> values(size);
     std::memcpy(values.data(), data.data() + pos, size * sizeof(float));
@@ -116,7 +122,8 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
   return c;
 }
 
-absl::StatusOr<Checkpoint> LatestCheckpoint(const std::string& dir, std::vector<std::string>* skipped) {
+absl::StatusOr<Checkpoint> LatestCheckpoint(const std::string& dir,
+                                            std::vector<std::string>* skipped) {
   for (int64_t step : CheckpointSteps(dir)) {
     std::string path = (fs::path(dir) / FileName(step)).string();
     absl::StatusOr<Checkpoint> c = ReadCheckpoint(path);

@@ -22,11 +22,13 @@ struct Checkpoint {
 };
 
 absl::Status WriteCheckpoint(const std::string& dir, int64_t global_step,
-                             const std::vector<VariableSpec>& variables, const Params& values, int keep);
+                             const std::vector<VariableSpec>& variables, const Params& values,
+                             int keep);
 
 // The newest checkpoint that reads back intact (NotFound when there is none). `skipped` gets
 // the corrupt files passed over.
-absl::StatusOr<Checkpoint> LatestCheckpoint(const std::string& dir, std::vector<std::string>* skipped = nullptr);
+absl::StatusOr<Checkpoint> LatestCheckpoint(const std::string& dir,
+                                            std::vector<std::string>* skipped = nullptr);
 
 absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
 

@@ -37,14 +37,18 @@ absl::StatusOr<Dataset> ReadIdx(const std::string& images_path, const std::strin
   absl::StatusOr<std::string> labels = ReadMaybeGzip(labels_path);
   if (!labels.ok()) return labels.status();
   if (images->size() < 16 || BigEndian(*images, 0) != 0x00000803) {
-    return absl::InvalidArgumentError(absl::StrCat(images_path, ": not an IDX image file (magic 0x803)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(images_path, ": not an IDX image file (magic 0x803)"));
   }
   if (labels->size() < 8 || BigEndian(*labels, 0) != 0x00000801) {
-    return absl::InvalidArgumentError(absl::StrCat(labels_path, ": not an IDX label file (magic 0x801)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(labels_path, ": not an IDX label file (magic 0x801)"));
   }
-  const uint32_t n = BigEndian(*images, 4), rows = BigEndian(*images, 8), cols = BigEndian(*images, 12);
+  const uint32_t n = BigEndian(*images, 4), rows = BigEndian(*images, 8),
+                 cols = BigEndian(*images, 12);
   if (BigEndian(*labels, 4) != n) {
-    return absl::InvalidArgumentError(absl::StrCat(images_path, " and ", labels_path, " hold different counts"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(images_path, " and ", labels_path, " hold different counts"));
   }
   const size_t dim = size_t(rows) * cols;
   if (images->size() != 16 + size_t(n) * dim || labels->size() != 8 + size_t(n)) {
@@ -94,7 +98,10 @@ Dataset ShardOf(const Dataset& all, int part, int count) {
 }
 
 BatchIterator::BatchIterator(const Dataset* data, int batch_size, uint64_t seed)
-    : data_(data), batch_size_(std::min(batch_size, std::max(1, data->n))), rng_(seed), order_(data->n) {
+    : data_(data),
+      batch_size_(std::min(batch_size, std::max(1, data->n))),
+      rng_(seed),
+      order_(data->n) {
   std::iota(order_.begin(), order_.end(), 0);
   std::shuffle(order_.begin(), order_.end(), rng_);
   x_.resize(static_cast<size_t>(batch_size_) * data->dim);

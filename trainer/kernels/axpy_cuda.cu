@@ -9,7 +9,8 @@ namespace disttrain::kernels {
 namespace {
 
 __global__ void AxpyKernel(float alpha, const float* x, float* y, size_t n) {
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t{blockDim.x} * gridDim.x) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += size_t{blockDim.x} * gridDim.x) {
     y[i] += alpha * x[i];
   }
 }
@@ -38,8 +39,9 @@ absl::Status CudaAxpy(float alpha, std::span<const float> x, std::span<float> y)
   if (s.ok()) s = Check(cudaMemcpy(dy, y.data(), bytes, cudaMemcpyHostToDevice), "copy y");
   if (s.ok()) {
     const int threads = 256;
-    const int blocks = static_cast<int>(std::min<size_t>((y.size() + threads - 1) / threads, 65535));
-    AxpyKernel<<<blocks > 0 ? blocks : 1, threads>>>(alpha, dx, dy, y.size());
+    const int blocks =
+        static_cast<int>(std::min<size_t>((y.size() + threads - 1) / threads, 65535));
+    AxpyKernel < < <blocks> 0 ? blocks : 1, threads >>> (alpha, dx, dy, y.size());
     s = Check(cudaGetLastError(), "launch axpy");
   }
   if (s.ok()) s = Check(cudaMemcpy(y.data(), dy, bytes, cudaMemcpyDeviceToHost), "copy y back");

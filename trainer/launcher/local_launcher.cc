@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <cstdio>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -186,7 +186,8 @@ void Launcher::Start(Task& t) {
   const std::string prefix = absl::StrCat("[", t.name, "] ");
   t.readers.emplace_back([this, fd = out[0], prefix] { Read(fd, prefix, true); });
   t.readers.emplace_back([this, fd = err[0], prefix] { Read(fd, prefix, false); });
-  LogInfo("started task", {{"task", t.name}, {"pid", absl::StrCat(pid)}, {"restarts", absl::StrCat(t.restarts)}});
+  LogInfo("started task",
+          {{"task", t.name}, {"pid", absl::StrCat(pid)}, {"restarts", absl::StrCat(t.restarts)}});
 }
 
 void Launcher::Signal(int sig) {
@@ -232,12 +233,15 @@ int Launcher::Run() {
     }
   }
   // Parameter servers first, so replicas find them listening.
-  for (Task& t : tasks_) if (t.type == "ps") Start(t);
-  for (Task& t : tasks_) if (t.type != "ps") Start(t);
+  for (Task& t : tasks_)
+    if (t.type == "ps") Start(t);
+  for (Task& t : tasks_)
+    if (t.type != "ps") Start(t);
 
   const std::string chief_type = cluster_.cluster.count("chief") ? "chief" : "worker";
   Task* chief = nullptr;
-  for (Task& t : tasks_) if (t.type == chief_type && t.index == 0) chief = &t;
+  for (Task& t : tasks_)
+    if (t.type == chief_type && t.index == 0) chief = &t;
   int chief_code = -1;
   while (true) {
     int status = 0;
@@ -273,14 +277,18 @@ int Launcher::Run() {
   for (Task& t : tasks_) {
     for (std::thread& r : t.readers) r.join();
   }
-  nlohmann::json summary = {{"event", "summary"}, {"exit_code", chief_code},
+  nlohmann::json summary = {{"event", "summary"},
+                            {"exit_code", chief_code},
                             {"seconds", absl::ToDoubleSeconds(absl::Now() - start)}};
   {
     std::lock_guard<std::mutex> lock(events_mu_);
     const nlohmann::json& source = !last_eval_.is_null() ? last_eval_ : chief_done_;
-    summary["global_step"] = source.is_null() ? nlohmann::json(nullptr) : source.value("global_step", nlohmann::json(nullptr));
+    summary["global_step"] = source.is_null()
+                                 ? nlohmann::json(nullptr)
+                                 : source.value("global_step", nlohmann::json(nullptr));
     summary["accuracy"] = last_eval_.is_null() ? nlohmann::json(nullptr) : last_eval_["accuracy"];
-    summary["loss"] = source.is_null() ? nlohmann::json(nullptr) : source.value("loss", nlohmann::json(nullptr));
+    summary["loss"] =
+        source.is_null() ? nlohmann::json(nullptr) : source.value("loss", nlohmann::json(nullptr));
   }
   std::lock_guard<std::mutex> lock(g_out_mu);
   std::cout << summary.dump() << std::endl;
@@ -317,7 +325,8 @@ int RunLocalCluster(const std::vector<std::string>& args) {
   RegisterFlags(&trainer_flags, &options);
   absl::StatusOr<std::vector<std::string>> positional = trainer_flags.Parse(*rest);
   absl::Status valid = positional.ok() ? ValidateOptions(options) : positional.status();
-  if (valid.ok() && !positional->empty()) valid = absl::InvalidArgumentError("unexpected argument " + positional->front());
+  if (valid.ok() && !positional->empty())
+    valid = absl::InvalidArgumentError("unexpected argument " + positional->front());
   if (!valid.ok()) {
     std::cerr << "disttrain-trainer local: " << valid.message() << "\n";
     return kExitUsage;
@@ -334,7 +343,8 @@ int RunLocalCluster(const std::vector<std::string>& args) {
       return kExitFailure;
     }
     task_args.push_back("--model-dir=" + dir);
-    std::cerr << "disttrain-trainer local: checkpoints in " << dir << " (pass --model-dir to choose)\n";
+    std::cerr << "disttrain-trainer local: checkpoints in " << dir
+              << " (pass --model-dir to choose)\n";
   }
 
   const int total = static_cast<int>(ps + workers + (chief ? 1 : 0) + (evaluator ? 1 : 0));
@@ -342,7 +352,8 @@ int RunLocalCluster(const std::vector<std::string>& args) {
   TfConfig cluster;
   size_t p = 0;
   auto hosts = [&](const char* type, int n) {
-    for (int i = 0; i < n; ++i) cluster.cluster[type].push_back(absl::StrCat("127.0.0.1:", ports[p++]));
+    for (int i = 0; i < n; ++i)
+      cluster.cluster[type].push_back(absl::StrCat("127.0.0.1:", ports[p++]));
   };
   hosts("ps", static_cast<int>(ps));
   if (chief) hosts("chief", 1);

@@ -8,7 +8,8 @@ namespace disttrain::trainer {
 namespace {
 
 // out[n x cols] = x[n x rows] * w[rows x cols] + bias
-void Affine(const float* x, int n, int rows, const float* w, const float* bias, int cols, float* out) {
+void Affine(const float* x, int n, int rows, const float* w, const float* bias, int cols,
+            float* out) {
   for (int i = 0; i < n; ++i) {
     float* o = out + static_cast<size_t>(i) * cols;
     std::copy(bias, bias + cols, o);
@@ -45,8 +46,10 @@ double SoftmaxCrossEntropy(float* logits, int n, int classes, const int32_t* lab
 
 std::vector<VariableSpec> MlpModel::Variables() const {
   if (hidden_ == 0) return {{"softmax/kernel", size_t(in_) * out_}, {"softmax/bias", size_t(out_)}};
-  return {{"hidden/kernel", size_t(in_) * hidden_}, {"hidden/bias", size_t(hidden_)},
-          {"output/kernel", size_t(hidden_) * out_}, {"output/bias", size_t(out_)}};
+  return {{"hidden/kernel", size_t(in_) * hidden_},
+          {"hidden/bias", size_t(hidden_)},
+          {"output/kernel", size_t(hidden_) * out_},
+          {"output/bias", size_t(out_)}};
 }
 
 Params MlpModel::Initialize(uint64_t seed) const {

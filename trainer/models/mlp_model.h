@@ -10,7 +10,8 @@ namespace disttrain::trainer {
 class MlpModel : public Model {
  public:
   // hidden == 0 is softmax regression.
-  MlpModel(int input_dim, int classes, int hidden) : in_(input_dim), out_(classes), hidden_(hidden) {}
+  MlpModel(int input_dim, int classes, int hidden)
+      : in_(input_dim), out_(classes), hidden_(hidden) {}
   std::string name() const override { return hidden_ == 0 ? "softmax" : "mlp"; }
   std::vector<VariableSpec> Variables() const override;
   Params Initialize(uint64_t seed) const override;
@@ -19,7 +20,8 @@ class MlpModel : public Model {
 
  private:
   // Logits (n x out) for the batch; with a hidden layer also its activations (n x hidden).
-  void Forward(const Params& p, const Batch& b, std::vector<float>* hidden, std::vector<float>* logits) const;
+  void Forward(const Params& p, const Batch& b, std::vector<float>* hidden,
+               std::vector<float>* logits) const;
 
   const int in_, out_, hidden_;
 };

@@ -6,15 +6,16 @@
 
 namespace disttrain::trainer {
 
-absl::StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name, int input_dim, int classes,
-                                                 int hidden) {
+absl::StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name, int input_dim,
+                                                 int classes, int hidden) {
   if (name == "toy") return std::unique_ptr<Model>(new ToyModel());
   if (name == "softmax") return std::unique_ptr<Model>(new MlpModel(input_dim, classes, 0));
   if (name == "mlp") {
     if (hidden <= 0) return absl::InvalidArgumentError("--hidden must be positive for --model mlp");
     return std::unique_ptr<Model>(new MlpModel(input_dim, classes, hidden));
   }
-  return absl::InvalidArgumentError(absl::StrCat("--model \"", name, "\" is not toy, softmax or mlp"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--model \"", name, "\" is not toy, softmax or mlp"));
 }
 
 Params ZerosLike(const Params& params) {

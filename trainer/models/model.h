@@ -52,8 +52,8 @@ class Model {
 };
 
 // "toy", "softmax" or "mlp" (with `hidden` units). InvalidArgument for anything else.
-absl::StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name, int input_dim, int classes,
-                                                 int hidden);
+absl::StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name, int input_dim,
+                                                 int classes, int hidden);
 
 Params ZerosLike(const Params& params);
 

@@ -27,7 +27,8 @@ std::vector<Shard> PlanShards(const std::vector<VariableSpec>& variables, int nu
   // Largest first onto the least loaded server (ties: lowest index): balanced and deterministic.
   std::vector<size_t> order(shards.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return shards[a].size > shards[b].size; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return shards[a].size > shards[b].size; });
   std::vector<size_t> load(num_ps, 0);
   for (size_t i : order) {
     int best = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());

@@ -12,8 +12,8 @@
 namespace disttrain::trainer {
 
 struct Shard {
-  std::string name;  // "<variable>/<part>"
-  int variable = 0;  // index in the model's Variables()
+  std::string name;   // "<variable>/<part>"
+  int variable = 0;   // index in the model's Variables()
   size_t offset = 0;  // first element within the variable
   size_t size = 0;
   int ps = 0;

@@ -94,7 +94,15 @@ build_coredns() {
 }
 build_into "$coredns_dir" coredns -- build_coredns
 
-for d in "$k8s_dir" "$etcd_dir" "$kwok_dir" "$helm_dir" "$kubelet_dir" "$coredns_dir"; do
+# The fault-injecting TCP proxy of the fault suite (its server only: the suite uses its REST API).
+toxiproxy_dir="$cache/toxiproxy-$TOXIPROXY_VERSION"
+build_toxiproxy() {
+  GOBIN="$OUT" GOFLAGS= go install -ldflags "-s -w" "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION"
+  mv "$OUT/server" "$OUT/toxiproxy-server"
+}
+build_into "$toxiproxy_dir" toxiproxy-server -- build_toxiproxy
+
+for d in "$k8s_dir" "$etcd_dir" "$kwok_dir" "$helm_dir" "$kubelet_dir" "$coredns_dir" "$toxiproxy_dir"; do
   for f in "$d"/*; do ln -sfn "$f" "$bin/$(basename "$f")"; done
 done
 log "tools ready in $bin"

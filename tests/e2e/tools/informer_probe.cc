@@ -14,9 +14,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/flags.h"
+#include "operator/controller/pod_projection.h"
 #include "operator/kube/config.h"
 #include "operator/kube/rest_kube_client.h"
-#include "operator/controller/pod_projection.h"
 #include "operator/runtime/informer.h"
 
 namespace {
@@ -35,11 +35,12 @@ long RssKb() {
 }
 
 void Print(const std::string& event, const runtime::ObjectPtr& o) {
-  nlohmann::json line = {{"event", event},
-                         {"name", o->value("/metadata/name"_json_pointer, "")},
-                         {"uid", o->value("/metadata/uid"_json_pointer, "")},
-                         {"resourceVersion", o->value("/metadata/resourceVersion"_json_pointer, "")},
-                         {"unix_us", absl::ToUnixMicros(absl::Now())}};
+  nlohmann::json line = {
+      {"event", event},
+      {"name", o->value("/metadata/name"_json_pointer, "")},
+      {"uid", o->value("/metadata/uid"_json_pointer, "")},
+      {"resourceVersion", o->value("/metadata/resourceVersion"_json_pointer, "")},
+      {"unix_us", absl::ToUnixMicros(absl::Now())}};
   absl::MutexLock lock(&out_mu);
   std::cout << line.dump() << std::endl;
 }
@@ -48,7 +49,8 @@ void Print(const std::string& event, const runtime::ObjectPtr& o) {
 
 int main(int argc, char** argv) {
   std::string kubeconfig, resource = "pods", ns, selector;
-  FlagSet flags("informer_probe --kubeconfig K [--resource pods|services] [--namespace NS] [--selector S]");
+  FlagSet flags(
+      "informer_probe --kubeconfig K [--resource pods|services] [--namespace NS] [--selector S]");
   flags.String("kubeconfig", &kubeconfig, "kubeconfig");
   flags.String("resource", &resource, "pods or services");
   flags.String("namespace", &ns, "namespace (empty: all)");
@@ -68,25 +70,35 @@ int main(int argc, char** argv) {
     std::cerr << client.status().message() << "\n";
     return 2;
   }
-  runtime::InformerOptions options{.resource = resource == "services" ? kube::kServices : kube::kPods,
-                                   .namespace_name = ns, .label_selector = selector};
-  if (resource == "pods") options.transform = controller::ProjectPod;  // as the operator caches them
+  runtime::InformerOptions options{
+      .resource = resource == "services" ? kube::kServices : kube::kPods,
+      .namespace_name = ns,
+      .label_selector = selector};
+  if (resource == "pods")
+    options.transform = controller::ProjectPod;  // as the operator caches them
   runtime::Informer informer((*client).get(), options);
-  informer.AddHandler({[](const runtime::ObjectPtr& o) { Print("add", o); },
-                       [](const runtime::ObjectPtr&, const runtime::ObjectPtr& n) { Print("update", n); },
-                       [](const runtime::ObjectPtr& o) { Print("delete", o); }});
+  informer.AddHandler(
+      {[](const runtime::ObjectPtr& o) { Print("add", o); },
+       [](const runtime::ObjectPtr&, const runtime::ObjectPtr& n) { Print("update", n); },
+       [](const runtime::ObjectPtr& o) { Print("delete", o); }});
   informer.Start();
   informer.WaitForSync(absl::Minutes(5));
   {
     absl::MutexLock lock(&out_mu);
-    std::cout << nlohmann::json{{"event", "synced"}, {"objects", informer.store().Size()}, {"rss_kb", RssKb()}}.dump()
+    std::cout << nlohmann::json{{"event", "synced"},
+                                {"objects", informer.store().Size()},
+                                {"rss_kb", RssKb()}}
+                     .dump()
               << std::endl;
   }
   std::string cmd;
   while (std::getline(std::cin, cmd)) {  // "stats" asks for a line; EOF ends the probe
     absl::MutexLock lock(&out_mu);
-    std::cout << nlohmann::json{{"event", "stats"}, {"objects", informer.store().Size()}, {"rss_kb", RssKb()},
-                                {"lists", informer.list_count()}}.dump()
+    std::cout << nlohmann::json{{"event", "stats"},
+                                {"objects", informer.store().Size()},
+                                {"rss_kb", RssKb()},
+                                {"lists", informer.list_count()}}
+                     .dump()
               << std::endl;
   }
   informer.Stop();

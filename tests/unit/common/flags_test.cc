@@ -41,8 +41,8 @@ TEST(FlagSetTest, TellsWhichFlagsWereSetEvenToTheirDefault) {
 TEST(FlagSetTest, AcceptsEqualsAndSpaceFormsAndKeepsPositionals) {
   Parsed p;
   FlagSet flags = MakeFlags(&p);
-  auto rest = flags.Parse({"render", "--name=dist", "--steps", "42", "--learning-rate=0.01",
-                           "--sync", "file.yaml"});
+  auto rest = flags.Parse(
+      {"render", "--name=dist", "--steps", "42", "--learning-rate=0.01", "--sync", "file.yaml"});
   ASSERT_TRUE(rest.ok()) << rest.status();
   EXPECT_THAT(*rest, ElementsAre("render", "file.yaml"));
   EXPECT_EQ(p.name, "dist");
@@ -92,7 +92,8 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, FlagSetErrorTest,
     ::testing::Values(BadCase{"UnknownFlag", {"--nope=1"}, "unknown flag --nope"},
                       BadCase{"MissingValue", {"--steps"}, "flag --steps needs a value"},
-                      BadCase{"NotAnInteger", {"--steps=ten"}, "--steps: \"ten\" is not an integer"},
+                      BadCase{
+                          "NotAnInteger", {"--steps=ten"}, "--steps: \"ten\" is not an integer"},
                       BadCase{"NotANumber", {"--learning-rate", "fast"}, "is not a number"},
                       BadCase{"NotABool", {"--sync=maybe"}, "is not true or false"}),
     [](const auto& info) { return info.param.test_name; });

@@ -13,16 +13,18 @@ using ::testing::HasSubstr;
 TEST(TfConfigTest, SerialisesInTheKubeflowByteFormat) {
   TfConfig config;
   config.cluster = {
-      {"worker", {"dist-worker-0.default.svc:2222", "dist-worker-1.default.svc:2222",
-                  "dist-worker-2.default.svc:2222"}},
+      {"worker",
+       {"dist-worker-0.default.svc:2222", "dist-worker-1.default.svc:2222",
+        "dist-worker-2.default.svc:2222"}},
       {"ps", {"dist-ps-0.default.svc:2222", "dist-ps-1.default.svc:2222"}},
       {"chief", {"dist-chief-0.default.svc:2222"}},
       {"evaluator", {"dist-evaluator-0.default.svc:2222"}},
   };
   config.task_type = "worker";
   config.task_index = 1;
-  EXPECT_EQ(SerializeTfConfig(config),
-            R"({"cluster":{"chief":["dist-chief-0.default.svc:2222"],"evaluator":["dist-evaluator-0.default.svc:2222"],"ps":["dist-ps-0.default.svc:2222","dist-ps-1.default.svc:2222"],"worker":["dist-worker-0.default.svc:2222","dist-worker-1.default.svc:2222","dist-worker-2.default.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})");
+  EXPECT_EQ(
+      SerializeTfConfig(config),
+      R"({"cluster":{"chief":["dist-chief-0.default.svc:2222"],"evaluator":["dist-evaluator-0.default.svc:2222"],"ps":["dist-ps-0.default.svc:2222","dist-ps-1.default.svc:2222"],"worker":["dist-worker-0.default.svc:2222","dist-worker-1.default.svc:2222","dist-worker-2.default.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})");
 }
 
 TEST(TfConfigTest, ParseReadsBackWhatSerializeWrote) {
@@ -72,20 +74,28 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"Empty", "", "is empty"},
         BadConfig{"Malformed", "{\"cluster\":", "not valid JSON"},
         BadConfig{"NotAnObject", "[1]", "must be a JSON object"},
-        BadConfig{"NoCluster", R"({"task":{"type":"worker","index":0}})", "\"cluster\" must be an object"},
-        BadConfig{"UnknownRoleInCluster", R"({"cluster":{"boss":["a:1"]},"task":{"type":"worker","index":0}})",
+        BadConfig{"NoCluster", R"({"task":{"type":"worker","index":0}})",
+                  "\"cluster\" must be an object"},
+        BadConfig{"UnknownRoleInCluster",
+                  R"({"cluster":{"boss":["a:1"]},"task":{"type":"worker","index":0}})",
                   "unknown role \"boss\""},
-        BadConfig{"UnknownTaskType", R"({"cluster":{"worker":["a:1"]},"task":{"type":"boss","index":0}})",
+        BadConfig{"UnknownTaskType",
+                  R"({"cluster":{"worker":["a:1"]},"task":{"type":"boss","index":0}})",
                   "task.type \"boss\" is not a role"},
-        BadConfig{"IndexOutOfRange", R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":1}})",
+        BadConfig{"IndexOutOfRange",
+                  R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":1}})",
                   "task.index 1 is out of range: cluster.worker has 1 task(s)"},
-        BadConfig{"NegativeIndex", R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":-1}})",
+        BadConfig{"NegativeIndex",
+                  R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":-1}})",
                   "must not be negative"},
-        BadConfig{"OwnRoleMissing", R"({"cluster":{"worker":["a:1"]},"task":{"type":"ps","index":0}})",
+        BadConfig{"OwnRoleMissing",
+                  R"({"cluster":{"worker":["a:1"]},"task":{"type":"ps","index":0}})",
                   "role \"ps\" is missing from cluster"},
-        BadConfig{"HostNotAString", R"({"cluster":{"worker":[1]},"task":{"type":"worker","index":0}})",
+        BadConfig{"HostNotAString",
+                  R"({"cluster":{"worker":[1]},"task":{"type":"worker","index":0}})",
                   "must hold \"host:port\" strings"},
-        BadConfig{"IndexNotAnInteger", R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":"0"}})",
+        BadConfig{"IndexNotAnInteger",
+                  R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":"0"}})",
                   "task.index must be an integer"}),
     [](const auto& info) { return info.param.name; });
 

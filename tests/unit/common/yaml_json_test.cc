@@ -21,8 +21,10 @@ i: [1, "two"]
 )");
   ASSERT_TRUE(docs.ok()) << docs.status();
   ASSERT_EQ(docs->size(), 1u);
-  EXPECT_EQ((*docs)[0], json::parse(
-      R"({"a":1,"b":"1","c":true,"d":"true","e":1.5,"f":null,"g":"hello","h":16,"i":[1,"two"]})"));
+  EXPECT_EQ(
+      (*docs)[0],
+      json::parse(
+          R"({"a":1,"b":"1","c":true,"d":"true","e":1.5,"f":null,"g":"hello","h":16,"i":[1,"two"]})"));
 }
 
 TEST(YamlJsonTest, SplitsDocumentsAndSkipsEmptyOnes) {

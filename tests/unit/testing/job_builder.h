@@ -28,7 +28,8 @@ class JobBuilder {
   JobBuilder& Role(api::ReplicaType type, int n) {
     api::ReplicaSpec& spec = job_.spec.replica_specs[type];
     spec.replicas = n;
-    spec.pod_template = {{"spec", {{"containers", {{{"name", "tensorflow"}, {"image", "trainer:1"}}}}}}};
+    spec.pod_template = {
+        {"spec", {{"containers", {{{"name", "tensorflow"}, {"image", "trainer:1"}}}}}}};
     return *this;
   }
   JobBuilder& RestartPolicy(api::ReplicaType type, api::RestartPolicy policy) {

@@ -105,7 +105,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "spec.successPolicy: unsupported value \"Chief\""},
         BadField{"TemplateNotObject", "/spec/replicaSpecs/Worker/template", "pod",
                  "spec.replicaSpecs.Worker.template: must be an object"},
-        BadField{"WrongKind", "/kind", "TFJob", "want apiVersion disttrain.io/v1 kind DistributedTraining"},
+        BadField{"WrongKind", "/kind", "TFJob",
+                 "want apiVersion disttrain.io/v1 kind DistributedTraining"},
         BadField{"ReplicaSpecsNotMap", "/spec/replicaSpecs", json::array(),
                  "spec.replicaSpecs: must be a map"}),
     [](const auto& info) { return info.param.name; });
@@ -115,14 +116,16 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     Templates, CodecErrorTest,
     ::testing::Values(
-        BadField{"ContainerNameNumber", "/spec/replicaSpecs/Worker/template/spec/containers/0/name", 7,
-                 "spec.replicaSpecs.Worker.template.spec.containers[0].name: must be a string"},
+        BadField{"ContainerNameNumber", "/spec/replicaSpecs/Worker/template/spec/containers/0/name",
+                 7, "spec.replicaSpecs.Worker.template.spec.containers[0].name: must be a string"},
         BadField{"ContainerNameMissing", "/spec/replicaSpecs/Worker/template/spec/containers/0",
-                 json{{"image", "x"}}, "spec.replicaSpecs.Worker.template.spec.containers[0].name: is required"},
+                 json{{"image", "x"}},
+                 "spec.replicaSpecs.Worker.template.spec.containers[0].name: is required"},
         BadField{"ContainerNotObject", "/spec/replicaSpecs/Worker/template/spec/containers/0", "t",
                  "spec.replicaSpecs.Worker.template.spec.containers[0]: must be an object"},
         BadField{"ContainersNotList", "/spec/replicaSpecs/Worker/template/spec/containers",
-                 json{{"name", "t"}}, "spec.replicaSpecs.Worker.template.spec.containers: must be a list"},
+                 json{{"name", "t"}},
+                 "spec.replicaSpecs.Worker.template.spec.containers: must be a list"},
         BadField{"ImageNumber", "/spec/replicaSpecs/Worker/template/spec/containers/0/image", 3,
                  "containers[0].image: must be a string"},
         BadField{"EnvNotList", "/spec/replicaSpecs/Worker/template/spec/containers/0/env",
@@ -130,9 +133,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"EnvEntryNotObject", "/spec/replicaSpecs/Worker/template/spec/containers/0/env",
                  json::array({"A=b"}), "containers[0].env[0]: must be an object"},
         BadField{"EnvNameNumber", "/spec/replicaSpecs/Worker/template/spec/containers/0/env",
-                 json::array({json{{"name", 1}, {"value", "b"}}}), "containers[0].env[0].name: must be a string"},
+                 json::array({json{{"name", 1}, {"value", "b"}}}),
+                 "containers[0].env[0].name: must be a string"},
         BadField{"EnvValueNumber", "/spec/replicaSpecs/Worker/template/spec/containers/0/env",
-                 json::array({json{{"name", "A"}, {"value", 1}}}), "containers[0].env[0].value: must be a string"},
+                 json::array({json{{"name", "A"}, {"value", 1}}}),
+                 "containers[0].env[0].value: must be a string"},
         BadField{"EnvValueFromString", "/spec/replicaSpecs/Worker/template/spec/containers/0/env",
                  json::array({json{{"name", "A"}, {"valueFrom", "x"}}}),
                  "containers[0].env[0].valueFrom: must be an object"},
@@ -141,41 +146,49 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"PortNameNumber", "/spec/replicaSpecs/Worker/template/spec/containers/0/ports",
                  json::array({json{{"name", 5}, {"containerPort", 2222}}}),
                  "containers[0].ports[0].name: must be a string"},
-        BadField{"ContainerPortString", "/spec/replicaSpecs/Worker/template/spec/containers/0/ports",
+        BadField{"ContainerPortString",
+                 "/spec/replicaSpecs/Worker/template/spec/containers/0/ports",
                  json::array({json{{"name", "tfjob-port"}, {"containerPort", "2222"}}}),
                  "containers[0].ports[0].containerPort: must be an integer"},
         BadField{"ResourcesList", "/spec/replicaSpecs/Worker/template/spec/containers/0/resources",
                  json::array({"cpu"}), "containers[0].resources: must be an object"},
         BadField{"LimitsString", "/spec/replicaSpecs/Worker/template/spec/containers/0/resources",
                  json{{"limits", "1"}}, "containers[0].resources.limits: must be a map"},
-        BadField{"GpuQuantityBool", "/spec/replicaSpecs/Worker/template/spec/containers/0/resources",
+        BadField{"GpuQuantityBool",
+                 "/spec/replicaSpecs/Worker/template/spec/containers/0/resources",
                  json{{"requests", {{"nvidia.com/gpu", true}}}},
                  "containers[0].resources.requests[\"nvidia.com/gpu\"]: must be a quantity"},
-        BadField{"ArgsString", "/spec/replicaSpecs/Worker/template/spec/containers/0/args", "--steps=1",
-                 "containers[0].args: must be a list of strings"},
-        BadField{"CommandNumberItem", "/spec/replicaSpecs/Worker/template/spec/containers/0/command",
+        BadField{"ArgsString", "/spec/replicaSpecs/Worker/template/spec/containers/0/args",
+                 "--steps=1", "containers[0].args: must be a list of strings"},
+        BadField{"CommandNumberItem",
+                 "/spec/replicaSpecs/Worker/template/spec/containers/0/command",
                  json::array({"python", 3}), "containers[0].command[1]: must be a string"},
-        BadField{"InitContainerNameNumber", "/spec/replicaSpecs/Worker/template/spec/initContainers",
+        BadField{"InitContainerNameNumber",
+                 "/spec/replicaSpecs/Worker/template/spec/initContainers",
                  json::array({json{{"name", 1}}}), "spec.initContainers[0].name: must be a string"},
         BadField{"LabelValueNumber", "/spec/replicaSpecs/Worker/template/metadata",
-                 json{{"labels", {{"team", 1}}}}, "template.metadata.labels[\"team\"]: must be a string"},
+                 json{{"labels", {{"team", 1}}}},
+                 "template.metadata.labels[\"team\"]: must be a string"},
         BadField{"AnnotationsList", "/spec/replicaSpecs/Worker/template/metadata",
-                 json{{"annotations", json::array()}}, "template.metadata.annotations: must be a map"},
+                 json{{"annotations", json::array()}},
+                 "template.metadata.annotations: must be a map"},
         BadField{"MetadataString", "/spec/replicaSpecs/Worker/template/metadata", "m",
                  "spec.replicaSpecs.Worker.template.metadata: must be an object"},
         BadField{"PodSpecList", "/spec/replicaSpecs/Worker/template/spec", json::array(),
                  "spec.replicaSpecs.Worker.template.spec: must be an object"},
         BadField{"RestartPolicyNumber", "/spec/replicaSpecs/Worker/template/spec/restartPolicy", 1,
                  "template.spec.restartPolicy: must be a string"},
-        BadField{"PriorityClassNumber", "/spec/replicaSpecs/Worker/template/spec/priorityClassName", 1,
-                 "template.spec.priorityClassName: must be a string"}),
+        BadField{"PriorityClassNumber", "/spec/replicaSpecs/Worker/template/spec/priorityClassName",
+                 1, "template.spec.priorityClassName: must be a string"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(CodecTest, StatusRoundTrips) {
   JobStatus status;
   status.state = "Running";
-  status.conditions.push_back({"Created", true, "JobCreated", "created", absl::FromUnixSeconds(100)});
-  status.conditions.push_back({"Running", true, "PodsRunning", "all 4 pods run", absl::FromUnixSeconds(160)});
+  status.conditions.push_back(
+      {"Created", true, "JobCreated", "created", absl::FromUnixSeconds(100)});
+  status.conditions.push_back(
+      {"Running", true, "PodsRunning", "all 4 pods run", absl::FromUnixSeconds(160)});
   status.replica_statuses[ReplicaType::kWorker] = {3, 1, 0, 2, "3/4", {0, 2}, 1};
   status.start_time = absl::FromUnixSeconds(120);
   status.observed_generation = 2;

@@ -37,7 +37,9 @@ TEST_P(ValidationErrorTest, RejectsWithTheField) {
 }
 
 DistributedTraining WithTemplateRestart(RestartPolicy role, const char* pod) {
-  return JobBuilder("a").Workers(1).RestartPolicy(ReplicaType::kWorker, role)
+  return JobBuilder("a")
+      .Workers(1)
+      .RestartPolicy(ReplicaType::kWorker, role)
       .Template(ReplicaType::kWorker,
                 {{"spec", {{"restartPolicy", pod}, {"containers", {{{"name", "t"}}}}}}})
       .Build();
@@ -56,20 +58,31 @@ INSTANTIATE_TEST_SUITE_P(
              "needs a Chief or at least one Worker"},
         Case{"NegativeReplicas", [] { return JobBuilder("a").Chief().Workers(-1).Build(); },
              "spec.replicaSpecs.Worker.replicas: must be 0 or more, got -1"},
-        Case{"NoRoles", [] { return JobBuilder("a").Build(); }, "spec.replicaSpecs: needs at least one role"},
+        Case{"NoRoles", [] { return JobBuilder("a").Build(); },
+             "spec.replicaSpecs: needs at least one role"},
         Case{"NoContainers",
              [] {
-               return JobBuilder("a").Workers(1)
-                   .Template(ReplicaType::kWorker, {{"spec", {{"containers", nlohmann::json::array()}}}})
+               return JobBuilder("a")
+                   .Workers(1)
+                   .Template(ReplicaType::kWorker,
+                             {{"spec", {{"containers", nlohmann::json::array()}}}})
                    .Build();
              },
              "spec.replicaSpecs.Worker.template.spec.containers: needs at least one container"},
         Case{"NoTemplateSpec",
-             [] { return JobBuilder("a").Workers(1).Template(ReplicaType::kWorker, nlohmann::json::object()).Build(); },
+             [] {
+               return JobBuilder("a")
+                   .Workers(1)
+                   .Template(ReplicaType::kWorker, nlohmann::json::object())
+                   .Build();
+             },
              "spec.replicaSpecs.Worker.template.spec: is required"},
-        Case{"ExitCodeWithTemplateAlways", [] { return WithTemplateRestart(RestartPolicy::kExitCode, "Always"); },
-             "template.spec.restartPolicy: \"Always\" contradicts spec.replicaSpecs.Worker.restartPolicy \"ExitCode\""},
-        Case{"OnFailureWithTemplateNever", [] { return WithTemplateRestart(RestartPolicy::kOnFailure, "Never"); },
+        Case{"ExitCodeWithTemplateAlways",
+             [] { return WithTemplateRestart(RestartPolicy::kExitCode, "Always"); },
+             "template.spec.restartPolicy: \"Always\" contradicts "
+             "spec.replicaSpecs.Worker.restartPolicy \"ExitCode\""},
+        Case{"OnFailureWithTemplateNever",
+             [] { return WithTemplateRestart(RestartPolicy::kOnFailure, "Never"); },
              "contradicts spec.replicaSpecs.Worker.restartPolicy \"OnFailure\""},
         Case{"AllWorkersWithoutWorkers",
              [] {
@@ -122,13 +135,14 @@ TEST_P(MaxNameTest, LeavesRoomForTheLongestGeneratedName) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, MaxNameTest,
-    ::testing::Values(NameCase{"Workers", [] { return JobBuilder("a").Workers(3).Build(); }, 54},
-                      NameCase{"TenWorkers", [] { return JobBuilder("a").Workers(10).Build(); }, 54},
-                      NameCase{"ElevenWorkers", [] { return JobBuilder("a").Workers(11).Build(); }, 53},
-                      NameCase{"Evaluator", [] { return JobBuilder("a").Workers(1).Evaluator().Build(); }, 51},
-                      NameCase{"ZeroReplicaRoleIgnored",
-                               [] { return JobBuilder("a").Workers(1).Evaluator(0).Build(); }, 54},
-                      NameCase{"PsOnlyWithChief", [] { return JobBuilder("a").Chief().Ps(100).Build(); }, 55}),
+    ::testing::Values(
+        NameCase{"Workers", [] { return JobBuilder("a").Workers(3).Build(); }, 54},
+        NameCase{"TenWorkers", [] { return JobBuilder("a").Workers(10).Build(); }, 54},
+        NameCase{"ElevenWorkers", [] { return JobBuilder("a").Workers(11).Build(); }, 53},
+        NameCase{"Evaluator", [] { return JobBuilder("a").Workers(1).Evaluator().Build(); }, 51},
+        NameCase{"ZeroReplicaRoleIgnored",
+                 [] { return JobBuilder("a").Workers(1).Evaluator(0).Build(); }, 54},
+        NameCase{"PsOnlyWithChief", [] { return JobBuilder("a").Chief().Ps(100).Build(); }, 55}),
     [](const auto& info) { return info.param.name; });
 
 TEST(DefaultsTest, FillsBackoffLimitAndMinAvailable) {

@@ -11,8 +11,8 @@ namespace {
 
 using api::ReplicaType;
 using nlohmann::json;
-using testing::JobBuilder;
 using ::testing::HasSubstr;
+using testing::JobBuilder;
 
 // The value of env var `name` in container `c`, or "<unset>".
 std::string Env(const json& pod, int c, const std::string& name) {
@@ -106,7 +106,8 @@ TEST(PodBuilderTest, ReplacesAUserTfConfigAndSaysSo) {
   EXPECT_THAT(Env(pod, 0, "TF_CONFIG"), HasSubstr("\"cluster\""));
   EXPECT_EQ(Env(pod, 0, "A"), "1");
   EXPECT_EQ(Env(pod, 0, "B"), "2");
-  EXPECT_EQ(pod["spec"]["containers"][0]["env"].size(), 4u);  // A, TF_CONFIG, B, CUDA_VISIBLE_DEVICES
+  EXPECT_EQ(pod["spec"]["containers"][0]["env"].size(),
+            4u);  // A, TF_CONFIG, B, CUDA_VISIBLE_DEVICES
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_THAT(warnings[0], HasSubstr("replaced the TF_CONFIG set in container \"tensorflow\""));
 }
@@ -123,8 +124,13 @@ TEST(PodBuilderTest, HidesGpusFromPodsThatRequestNone) {
       "resources": {"limits": {"nvidia.com/gpu": "0"}}}]}})");
   json user_tmpl = json::parse(R"({"spec": {"containers": [{"name": "tensorflow", "image": "t",
       "env": [{"name": "CUDA_VISIBLE_DEVICES", "value": "3"}]}]}})");
-  auto job = JobBuilder("d").Ps(1).Workers(1).Chief().Template(ReplicaType::kWorker, gpu_tmpl)
-                 .Template(ReplicaType::kChief, zero_tmpl).Build();
+  auto job = JobBuilder("d")
+                 .Ps(1)
+                 .Workers(1)
+                 .Chief()
+                 .Template(ReplicaType::kWorker, gpu_tmpl)
+                 .Template(ReplicaType::kChief, zero_tmpl)
+                 .Build();
   json ps = Build(job, ReplicaType::kPS, 0);
   EXPECT_EQ(Env(ps, 0, "CUDA_VISIBLE_DEVICES"), "");
   json worker = Build(job, ReplicaType::kWorker, 0);
@@ -140,7 +146,8 @@ TEST(PodBuilderTest, HidesGpusFromPodsThatRequestNone) {
 TEST(PodBuilderTest, GangSchedulingNamesThePodGroupAndPriority) {
   api::SchedulingPolicy policy;
   policy.priority_class = "high";
-  json pod = Build(JobBuilder("d").Ps(1).Workers(1).Scheduling(policy).Build(), ReplicaType::kPS, 0);
+  json pod =
+      Build(JobBuilder("d").Ps(1).Workers(1).Scheduling(policy).Build(), ReplicaType::kPS, 0);
   EXPECT_EQ(pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"], "d");
   EXPECT_EQ(pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"], "d");
   EXPECT_EQ(pod["spec"]["priorityClassName"], "high");

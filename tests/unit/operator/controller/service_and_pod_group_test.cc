@@ -26,9 +26,12 @@ TEST(ServiceBuilderTest, IsHeadlessPublishesNotReadyAddressesAndSelectsExactlyIt
 }
 
 json ResourcesTemplate(const char* requests, const char* limits) {
-  return {{"spec", {{"containers", {{{"name", "tensorflow"}, {"image", "t"},
-                                     {"resources", {{"requests", json::parse(requests)},
-                                                    {"limits", json::parse(limits)}}}}}}}}};
+  return {{"spec",
+           {{"containers",
+             {{{"name", "tensorflow"},
+               {"image", "t"},
+               {"resources",
+                {{"requests", json::parse(requests)}, {"limits", json::parse(limits)}}}}}}}}};
 }
 
 TEST(PodGroupBuilderTest, NoSchedulingPolicyMeansNoPodGroup) {
@@ -41,12 +44,18 @@ TEST(PodGroupBuilderTest, VolcanoGroupSumsRequestsIncludingGpus) {
   api::SchedulingPolicy policy;
   policy.queue = "research";
   policy.priority_class = "high";
-  auto job = JobBuilder("d").Chief().Ps(2).Workers(4)
-                 .Template(ReplicaType::kChief, ResourcesTemplate(R"({"cpu":"500m","memory":"1Gi"})", "{}"))
-                 .Template(ReplicaType::kPS, ResourcesTemplate(R"({"cpu":"1","memory":"2Gi"})", "{}"))
-                 .Template(ReplicaType::kWorker,
-                           ResourcesTemplate(R"({"cpu":"2"})", R"({"nvidia.com/gpu":1,"cpu":"4"})"))
-                 .Scheduling(policy).Build();
+  auto job =
+      JobBuilder("d")
+          .Chief()
+          .Ps(2)
+          .Workers(4)
+          .Template(ReplicaType::kChief,
+                    ResourcesTemplate(R"({"cpu":"500m","memory":"1Gi"})", "{}"))
+          .Template(ReplicaType::kPS, ResourcesTemplate(R"({"cpu":"1","memory":"2Gi"})", "{}"))
+          .Template(ReplicaType::kWorker,
+                    ResourcesTemplate(R"({"cpu":"2"})", R"({"nvidia.com/gpu":1,"cpu":"4"})"))
+          .Scheduling(policy)
+          .Build();
   auto group = BuildPodGroup(job, BuildOptions{});
   ASSERT_TRUE(group.ok()) << group.status();
   ASSERT_TRUE(group->has_value());
@@ -66,10 +75,13 @@ TEST(PodGroupBuilderTest, MinAvailableCountsReplicasInRoleOrder) {
   api::SchedulingPolicy policy;
   policy.min_available = 3;
   policy.schedule_timeout_seconds = 60;
-  auto job = JobBuilder("d").Ps(2).Workers(4)
+  auto job = JobBuilder("d")
+                 .Ps(2)
+                 .Workers(4)
                  .Template(ReplicaType::kPS, ResourcesTemplate(R"({"cpu":"1"})", "{}"))
                  .Template(ReplicaType::kWorker, ResourcesTemplate(R"({"cpu":"3"})", "{}"))
-                 .Scheduling(policy).Build();
+                 .Scheduling(policy)
+                 .Build();
   BuildOptions options;
   options.gang_scheduler = GangScheduler::kSchedulerPlugins;
   auto group = BuildPodGroup(job, options);
@@ -82,13 +94,17 @@ TEST(PodGroupBuilderTest, MinAvailableCountsReplicasInRoleOrder) {
 }
 
 TEST(PodGroupBuilderTest, BadQuantityNamesTheField) {
-  auto job = JobBuilder("d").Workers(1)
+  auto job = JobBuilder("d")
+                 .Workers(1)
                  .Template(ReplicaType::kWorker, ResourcesTemplate(R"({"cpu":"lots"})", "{}"))
-                 .Scheduling({}).Build();
+                 .Scheduling({})
+                 .Build();
   auto group = BuildPodGroup(job, BuildOptions{});
   ASSERT_FALSE(group.ok());
-  EXPECT_THAT(std::string(group.status().message()),
-              ::testing::HasSubstr("spec.replicaSpecs.Worker.template: container \"tensorflow\" resources.requests.cpu"));
+  EXPECT_THAT(
+      std::string(group.status().message()),
+      ::testing::HasSubstr(
+          "spec.replicaSpecs.Worker.template: container \"tensorflow\" resources.requests.cpu"));
 }
 
 TEST(DesiredObjectsTest, OneServiceAndPodPerReplicaInRoleOrder) {

@@ -39,50 +39,72 @@ TEST_P(TfConfigBuilderTest, WritesTheEcosystemsExactBytes) {
 nlohmann::json TemplateWithPort(int port) {
   return {{"spec",
            {{"containers",
-             {{{"name", "sidecar"}, {"image", "s"}, {"ports", {{{"name", "tfjob-port"}, {"containerPort", 9}}}}},
-              {{"name", "tensorflow"}, {"image", "t"},
-               {"ports", {{{"name", "metrics"}, {"containerPort", 8080}},
-                          {{"name", "tfjob-port"}, {"containerPort", port}}}}}}}}}};
+             {{{"name", "sidecar"},
+               {"image", "s"},
+               {"ports", {{{"name", "tfjob-port"}, {"containerPort", 9}}}}},
+              {{"name", "tensorflow"},
+               {"image", "t"},
+               {"ports",
+                {{{"name", "metrics"}, {"containerPort", 8080}},
+                 {{"name", "tfjob-port"}, {"containerPort", port}}}}}}}}}};
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, TfConfigBuilderTest,
     ::testing::Values(
-        Case{"ReferenceJobWorker1",
-             [] { return JobBuilder("dist").Chief().Ps(2).Workers(3).Evaluator().Build(); },
-             ReplicaType::kWorker, 1, "",
-             R"({"cluster":{"chief":["dist-chief-0.default.svc:2222"],"evaluator":["dist-evaluator-0.default.svc:2222"],"ps":["dist-ps-0.default.svc:2222","dist-ps-1.default.svc:2222"],"worker":["dist-worker-0.default.svc:2222","dist-worker-1.default.svc:2222","dist-worker-2.default.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})"},
-        Case{"NoChiefPs0", [] { return JobBuilder("mnist", "ml").Ps(1).Workers(2).Build(); },
-             ReplicaType::kPS, 0, "",
-             R"({"cluster":{"ps":["mnist-ps-0.ml.svc:2222"],"worker":["mnist-worker-0.ml.svc:2222","mnist-worker-1.ml.svc:2222"]},"task":{"type":"ps","index":0},"environment":"cloud"})"},
-        Case{"EvaluatorKeptOutOfCluster",
-             [] { return JobBuilder("d").Chief().Ps(1).Evaluator().EvaluatorInCluster(false).Build(); },
-             ReplicaType::kEvaluator, 0, "",
-             R"({"cluster":{"chief":["d-chief-0.default.svc:2222"],"ps":["d-ps-0.default.svc:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"})"},
-        Case{"ChiefSeesNoEvaluatorWhenKeptOut",
-             [] { return JobBuilder("d").Chief().Ps(1).Evaluator().EvaluatorInCluster(false).Build(); },
-             ReplicaType::kChief, 0, "",
-             R"({"cluster":{"chief":["d-chief-0.default.svc:2222"],"ps":["d-ps-0.default.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"})"},
-        Case{"ClusterDomain", [] { return JobBuilder("d").Ps(1).Workers(1).Build(); },
-             ReplicaType::kWorker, 0, "cluster.local",
-             R"({"cluster":{"ps":["d-ps-0.default.svc.cluster.local:2222"],"worker":["d-worker-0.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})"},
-        Case{"CustomPortOfTheMainContainerOnly",
-             [] {
-               return JobBuilder("d").Ps(1).Workers(1).Template(ReplicaType::kPS, TemplateWithPort(5000)).Build();
-             },
-             ReplicaType::kWorker, 0, "",
-             R"({"cluster":{"ps":["d-ps-0.default.svc:5000"],"worker":["d-worker-0.default.svc:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})"},
+        Case{
+            "ReferenceJobWorker1",
+            [] { return JobBuilder("dist").Chief().Ps(2).Workers(3).Evaluator().Build(); },
+            ReplicaType::kWorker, 1, "",
+            R"({"cluster":{"chief":["dist-chief-0.default.svc:2222"],"evaluator":["dist-evaluator-0.default.svc:2222"],"ps":["dist-ps-0.default.svc:2222","dist-ps-1.default.svc:2222"],"worker":["dist-worker-0.default.svc:2222","dist-worker-1.default.svc:2222","dist-worker-2.default.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})"},
+        Case{
+            "NoChiefPs0", [] { return JobBuilder("mnist", "ml").Ps(1).Workers(2).Build(); },
+            ReplicaType::kPS, 0, "",
+            R"({"cluster":{"ps":["mnist-ps-0.ml.svc:2222"],"worker":["mnist-worker-0.ml.svc:2222","mnist-worker-1.ml.svc:2222"]},"task":{"type":"ps","index":0},"environment":"cloud"})"},
+        Case{
+            "EvaluatorKeptOutOfCluster",
+            [] {
+              return JobBuilder("d").Chief().Ps(1).Evaluator().EvaluatorInCluster(false).Build();
+            },
+            ReplicaType::kEvaluator, 0, "",
+            R"({"cluster":{"chief":["d-chief-0.default.svc:2222"],"ps":["d-ps-0.default.svc:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"})"},
+        Case{
+            "ChiefSeesNoEvaluatorWhenKeptOut",
+            [] {
+              return JobBuilder("d").Chief().Ps(1).Evaluator().EvaluatorInCluster(false).Build();
+            },
+            ReplicaType::kChief, 0, "",
+            R"({"cluster":{"chief":["d-chief-0.default.svc:2222"],"ps":["d-ps-0.default.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"})"},
+        Case{
+            "ClusterDomain", [] { return JobBuilder("d").Ps(1).Workers(1).Build(); },
+            ReplicaType::kWorker, 0, "cluster.local",
+            R"({"cluster":{"ps":["d-ps-0.default.svc.cluster.local:2222"],"worker":["d-worker-0.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})"},
+        Case{
+            "CustomPortOfTheMainContainerOnly",
+            [] {
+              return JobBuilder("d")
+                  .Ps(1)
+                  .Workers(1)
+                  .Template(ReplicaType::kPS, TemplateWithPort(5000))
+                  .Build();
+            },
+            ReplicaType::kWorker, 0, "",
+            R"({"cluster":{"ps":["d-ps-0.default.svc:5000"],"worker":["d-worker-0.default.svc:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})"},
         // TensorFlow counts an empty list as a present role ("chief":[] leaves no chief at all).
-        Case{"ZeroReplicaRoleIsLeftOut", [] { return JobBuilder("d").Ps(0).Workers(2).Build(); },
-             ReplicaType::kWorker, 1, "",
-             R"({"cluster":{"worker":["d-worker-0.default.svc:2222","d-worker-1.default.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})"},
-        Case{"ZeroReplicaChiefIsLeftOut", [] { return JobBuilder("d").Chief(0).Ps(1).Workers(2).Build(); },
-             ReplicaType::kWorker, 0, "",
-             R"({"cluster":{"ps":["d-ps-0.default.svc:2222"],"worker":["d-worker-0.default.svc:2222","d-worker-1.default.svc:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})"},
+        Case{
+            "ZeroReplicaRoleIsLeftOut", [] { return JobBuilder("d").Ps(0).Workers(2).Build(); },
+            ReplicaType::kWorker, 1, "",
+            R"({"cluster":{"worker":["d-worker-0.default.svc:2222","d-worker-1.default.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})"},
+        Case{
+            "ZeroReplicaChiefIsLeftOut",
+            [] { return JobBuilder("d").Chief(0).Ps(1).Workers(2).Build(); }, ReplicaType::kWorker,
+            0, "",
+            R"({"cluster":{"ps":["d-ps-0.default.svc:2222"],"worker":["d-worker-0.default.svc:2222","d-worker-1.default.svc:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"})"},
         Case{"OneReplicaJobGetsNone", [] { return JobBuilder("solo").Workers(1).Build(); },
              ReplicaType::kWorker, 0, "", ""},
         Case{"OneReplicaJobWithEmptyRolesGetsNone",
-             [] { return JobBuilder("solo").Chief().Ps(0).Build(); }, ReplicaType::kChief, 0, "", ""}),
+             [] { return JobBuilder("solo").Chief().Ps(0).Build(); }, ReplicaType::kChief, 0, "",
+             ""}),
     [](const auto& info) { return info.param.name; });
 
 TEST(MainContainerTest, PrefersTensorflowThenTrainerThenTheFirst) {

@@ -1,8 +1,14 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/kube/config.h"
@@ -38,15 +44,18 @@ TEST(ErrorsTest, MapsHttpCodesAndKeepsTheServersMessage) {
       {504, "Timeout", absl::StatusCode::kDeadlineExceeded},
   };
   for (const HttpCase& c : cases) {
-    std::string body = R"({"kind":"Status","reason":")" + c.reason + R"(","message":"pods \"x\" is bad"})";
+    std::string body =
+        R"({"kind":"Status","reason":")" + c.reason + R"(","message":"pods \"x\" is bad"})";
     absl::Status s = StatusFromHttp(c.http, body, "create pods ns/x");
     EXPECT_EQ(s.code(), c.code) << c.http << " " << c.reason;
     EXPECT_THAT(std::string(s.message()), HasSubstr("create pods ns/x: pods \"x\" is bad"));
     EXPECT_EQ(HttpCodeOf(s), c.http);
     EXPECT_EQ(ReasonOf(s), c.reason);
   }
-  EXPECT_TRUE(kube::IsAlreadyExists(StatusFromHttp(409, R"({"kind":"Status","reason":"AlreadyExists"})", "c")));
-  EXPECT_TRUE(kube::IsConflict(StatusFromHttp(409, R"({"kind":"Status","reason":"Conflict"})", "c")));
+  EXPECT_TRUE(kube::IsAlreadyExists(
+      StatusFromHttp(409, R"({"kind":"Status","reason":"AlreadyExists"})", "c")));
+  EXPECT_TRUE(
+      kube::IsConflict(StatusFromHttp(409, R"({"kind":"Status","reason":"Conflict"})", "c")));
   EXPECT_TRUE(kube::IsGone(StatusFromHttp(410, "{}", "w")));
   EXPECT_TRUE(kube::IsRetryable(StatusFromHttp(429, "{}", "x")));
   EXPECT_TRUE(kube::IsRetryable(StatusFromHttp(503, "{}", "x")));
@@ -64,7 +73,8 @@ TEST(ErrorsTest, ParsesRetryAfterSeconds) {
 TEST(ResourceTest, BuildsApiPaths) {
   EXPECT_EQ(kPods.Path("ns", "p", "status"), "/api/v1/namespaces/ns/pods/p/status");
   EXPECT_EQ(kPods.Path(""), "/api/v1/pods");
-  EXPECT_EQ(kDistributedTrainings.Path("ml", "dist"), "/apis/disttrain.io/v1/namespaces/ml/distributedtrainings/dist");
+  EXPECT_EQ(kDistributedTrainings.Path("ml", "dist"),
+            "/apis/disttrain.io/v1/namespaces/ml/distributedtrainings/dist");
   EXPECT_EQ(kNamespaces.Path("ignored", "x"), "/api/v1/namespaces/x");
 }
 
@@ -75,7 +85,8 @@ TEST(ListQueryTest, EncodesSelectorsAndWatchOptions) {
   o.timeout_seconds = 300;
   std::string q = ListQuery(o, true);
   EXPECT_THAT(q, HasSubstr("watch=true"));
-  EXPECT_THAT(q, HasSubstr("labelSelector=app.kubernetes.io%2Fmanaged-by%3Ddisttrain-operator%2Ca%20in%20%28x%2Cy%29"));
+  EXPECT_THAT(q, HasSubstr("labelSelector=app.kubernetes.io%2Fmanaged-by%3Ddisttrain-operator%2Ca%"
+                           "20in%20%28x%2Cy%29"));
   EXPECT_THAT(q, HasSubstr("resourceVersion=42"));
   EXPECT_THAT(q, HasSubstr("allowWatchBookmarks=true"));
   EXPECT_THAT(q, HasSubstr("timeoutSeconds=300"));
@@ -155,10 +166,12 @@ struct BadKubeconfig {
   std::string name, text, message;
 };
 
-class BadKubeconfigTest : public KubeconfigTest, public ::testing::WithParamInterface<BadKubeconfig> {};
+class BadKubeconfigTest : public KubeconfigTest,
+                          public ::testing::WithParamInterface<BadKubeconfig> {};
 
 TEST_P(BadKubeconfigTest, SaysWhatIsWrong) {
-  auto config = LoadKubeconfig(Write("config", GetParam().text), GetParam().name == "UnknownContext" ? "zzz" : "");
+  auto config = LoadKubeconfig(Write("config", GetParam().text),
+                               GetParam().name == "UnknownContext" ? "zzz" : "");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(std::string(config.status().message()), HasSubstr(GetParam().message));
   EXPECT_THAT(std::string(config.status().message()), ::testing::Not(HasSubstr("s3cr3t")));
@@ -169,7 +182,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadKubeconfig{"NotYaml", "a: [1,", "invalid YAML"},
         BadKubeconfig{"NotAMap", "- 1\n- 2\n", "expected a YAML map"},
-        BadKubeconfig{"NoContext", "apiVersion: v1\nkind: Config\n", "no context given and no current-context"},
+        BadKubeconfig{"NoContext", "apiVersion: v1\nkind: Config\n",
+                      "no context given and no current-context"},
         BadKubeconfig{"UnknownContext", kTwoContexts, "no context named \"zzz\""},
         BadKubeconfig{"HttpServer",
                       "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
@@ -177,17 +191,20 @@ INSTANTIATE_TEST_SUITE_P(
                       "is not https://"},
         BadKubeconfig{"InsecureSkipVerify",
                       "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
-                      "clusters: [{name: c, cluster: {server: 'https://x', insecure-skip-tls-verify: true}}]\n",
+                      "clusters: [{name: c, cluster: {server: 'https://x', "
+                      "insecure-skip-tls-verify: true}}]\n",
                       "insecure-skip-tls-verify is set"},
         BadKubeconfig{"MissingCaFile",
                       "current-context: a\ncontexts: [{name: a, context: {cluster: c}}]\n"
-                      "clusters: [{name: c, cluster: {server: 'https://x', certificate-authority: /no/ca.crt}}]\n",
+                      "clusters: [{name: c, cluster: {server: 'https://x', certificate-authority: "
+                      "/no/ca.crt}}]\n",
                       "cannot read certificate-authority /no/ca.crt"},
-        BadKubeconfig{"CertWithoutKey",
-                      "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
-                      "clusters: [{name: c, cluster: {server: 'https://x'}}]\n"
-                      "users: [{name: u, user: {client-certificate-data: Q0VSVAo=, token: s3cr3t}}]\n",
-                      "must be given together"}),
+        BadKubeconfig{
+            "CertWithoutKey",
+            "current-context: a\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
+            "clusters: [{name: c, cluster: {server: 'https://x'}}]\n"
+            "users: [{name: u, user: {client-certificate-data: Q0VSVAo=, token: s3cr3t}}]\n",
+            "must be given together"}),
     [](const auto& info) { return info.param.name; });
 
 TEST_F(KubeconfigTest, MissingFileIsNamed) {
@@ -202,7 +219,65 @@ TEST(RestKubeClientTest, RejectsCredentialsThatAreNotPem) {
   config.ca_pem = "not a certificate";
   auto client = RestKubeClient::Create(config);
   ASSERT_FALSE(client.ok());
-  EXPECT_THAT(std::string(client.status().message()), HasSubstr("the CA is not a valid PEM certificate"));
+  EXPECT_THAT(std::string(client.status().message()),
+              HasSubstr("the CA is not a valid PEM certificate"));
+}
+
+// A server that accepts connections and never sends a byte: a black-holed API server.
+class BlackHole {
+ public:
+  BlackHole() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(fd_, 16), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~BlackHole() { close(fd_); }
+  std::string url() const { return absl::StrCat("https://127.0.0.1:", port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+RestConfig BlackHoleConfig(const BlackHole& server) {
+  RestConfig config;
+  config.server = server.url();
+  config.attempt_timeout = absl::Milliseconds(300);
+  config.request_timeout = absl::Seconds(1);
+  config.watch_idle_grace = absl::Milliseconds(300);
+  return config;
+}
+
+TEST(RestKubeClientTest, ARequestToABlackHoledServerEndsWithAnError) {
+  BlackHole server;  // the kernel completes the TCP handshake; TLS never starts
+  auto client = RestKubeClient::Create(BlackHoleConfig(server));
+  ASSERT_TRUE(client.ok());
+  int attempts = 0;
+  (*client)->SetRequestObserver([&](const std::string&, int code) {
+    EXPECT_EQ(code, 0);
+    ++attempts;
+  });
+  absl::StatusOr<nlohmann::json> r = (*client)->Get(kPods, "default", "p");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("gave up after"));
+  EXPECT_GE(attempts, 1);
+}
+
+TEST(RestKubeClientTest, AWatchOnABlackHoledServerEndsWithAnError) {
+  BlackHole server;
+  auto client = RestKubeClient::Create(BlackHoleConfig(server));
+  ASSERT_TRUE(client.ok());
+  ListOptions options;
+  options.timeout_seconds = 1;
+  absl::StatusOr<std::unique_ptr<WatchStream>> watch = (*client)->Watch(kPods, "default", options);
+  EXPECT_FALSE(watch.ok());
 }
 
 }  // namespace

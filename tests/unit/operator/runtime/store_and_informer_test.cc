@@ -18,7 +18,8 @@ using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
 ObjectPtr Pod(const std::string& ns, const std::string& name, const std::string& owner = "") {
-  json p = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", ns}}}};
+  json p = {
+      {"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", ns}}}};
   if (!owner.empty()) {
     p["metadata"]["ownerReferences"] = {{{"uid", "other"}, {"controller", false}},
                                         {{"uid", owner}, {"controller", true}}};
@@ -76,8 +77,12 @@ struct Recorder {
 };
 
 kube::WatchEvent Event(kube::WatchEvent::Type t, const std::string& name, const std::string& rv) {
-  return {t, {{"metadata", {{"name", name}, {"namespace", "ns"}, {"resourceVersion", rv},
-                            {"managedFields", json::array({1})}}}}};
+  return {t,
+          {{"metadata",
+            {{"name", name},
+             {"namespace", "ns"},
+             {"resourceVersion", rv},
+             {"managedFields", json::array({1})}}}}};
 }
 
 TEST(InformerTest, ListsThenDeliversWatchEventsInOrder) {
@@ -86,7 +91,8 @@ TEST(InformerTest, ListsThenDeliversWatchEventsInOrder) {
   using T = kube::WatchEvent::Type;
   client.QueueWatch(std::make_pair(
       std::vector<kube::WatchEvent>{Event(T::kAdded, "new", "201"), Event(T::kBookmark, "", "202"),
-                                    Event(T::kModified, "new", "203"), Event(T::kDeleted, "existing", "204")},
+                                    Event(T::kModified, "new", "203"),
+                                    Event(T::kDeleted, "existing", "204")},
       absl::CancelledError("done")));
   Informer informer(&client, {kube::kPods, "ns", "app=x"});
   Recorder rec;
@@ -110,8 +116,9 @@ TEST(InformerTest, ListsAgainWhenTheWatchSaysGone) {
   ASSERT_TRUE(informer.WaitForSync(absl::Seconds(5)));
   EXPECT_EQ(informer.list_count(), 1);
   client.Put(kube::kPods, *Pod("ns", "b"));  // changed while the watch was gone
-  client.QueueWatch(std::make_pair(std::vector<kube::WatchEvent>{},
-                                   kube::StatusFromHttp(410, R"({"kind":"Status","reason":"Expired"})", "watch")));
+  client.QueueWatch(std::make_pair(
+      std::vector<kube::WatchEvent>{},
+      kube::StatusFromHttp(410, R"({"kind":"Status","reason":"Expired"})", "watch")));
   for (int i = 0; i < 300 && informer.list_count() < 2; ++i) absl::SleepFor(absl::Milliseconds(10));
   informer.Stop();
   EXPECT_GE(informer.list_count(), 2);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The checks `make test` runs besides ctest's suites (`make sanitize`):
+#   1. every C++ unit suite under AddressSanitizer + UndefinedBehaviorSanitizer (build/asan);
+#   2. the operator runtime's concurrent parts (work queue, informer, store, controller, leader
+#      election: operator_runtime_test) under ThreadSanitizer (build/tsan);
+#   3. a clang build of every library with -Wthread-safety as errors, so the ABSL_GUARDED_BY
+#      annotations are checked (build/thread-safety).
+# Each build tree is configured once and then rebuilt incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "sanitize: $*" >&2; }
+configure() { [[ -f build/$1/build.ninja ]] || cmake --preset "$1" >/dev/null; }
+
+unit_targets=(common_test operator_api_test operator_runtime_test operator_reconciler_test axpy_test
+              trainer_unit_test parameter_server_test shard_store_test wire_test ps_client_test)
+
+log "ASan + UBSan: building ${#unit_targets[@]} unit suites"
+configure asan
+cmake --build build/asan --target "${unit_targets[@]}"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ctest --test-dir build/asan -L cxx -j2 --output-on-failure
+
+log "TSan: the operator runtime"
+configure tsan
+cmake --build build/tsan --target operator_runtime_test
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+  ctest --test-dir build/tsan -R '^(WorkQueue|Store|Informer|Controller|LeaderElect|Backoff)' -j2 --output-on-failure
+
+log "clang -Wthread-safety: every library"
+configure thread-safety
+cmake --build build/thread-safety --target disttrain_common disttrain_api disttrain_kube disttrain_runtime \
+  disttrain_reconciler disttrain_operator_cli disttrain_trainer_lib
+log "all checks passed"
