@@ -118,19 +118,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   if (!valid.ok()) {
     FailInvalid(p, valid);
   } else {
-    std::set<std::string> uids;
-    for (const runtime::ObjectPtr& pod : deps_.pods->ByControllerUid(p.job.metadata.uid)) {
-      if (std::optional<PodState> s = ReadPodState(*pod)) {
-        uids.insert(s->uid);
-        p.pods[{s->type, s->index}] = *s;
-      }
-    }
-    for (const runtime::ObjectPtr& svc : deps_.services->ByControllerUid(p.job.metadata.uid)) {
-      p.services.insert(svc->value("/metadata/name"_json_pointer, ""));
-    }
-    // A replaced pod that is gone leaves the list; its restart stays in pastRestarts.
-    std::erase_if(p.status.restarting_pods,
-                  [&](const std::string& uid) { return !uids.count(uid); });
+    ReadChildren(p);
     if (!FindCondition(p.status, kCreated)) {
       SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.now);
     }
@@ -159,6 +147,21 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
                                            " more failed requests)"));
   }
   return runtime::ReconcileResult{p.requeue};
+}
+
+void JobReconciler::ReadChildren(Pass& p) {
+  std::set<std::string> uids;
+  for (const runtime::ObjectPtr& pod : deps_.pods->ByControllerUid(p.job.metadata.uid)) {
+    if (std::optional<PodState> s = ReadPodState(*pod)) {
+      uids.insert(s->uid);
+      p.pods[{s->type, s->index}] = *s;
+    }
+  }
+  for (const runtime::ObjectPtr& svc : deps_.services->ByControllerUid(p.job.metadata.uid)) {
+    p.services.insert(svc->value("/metadata/name"_json_pointer, ""));
+  }
+  // A replaced pod that is gone leaves the list; its restart stays in pastRestarts.
+  std::erase_if(p.status.restarting_pods, [&](const std::string& uid) { return !uids.count(uid); });
 }
 
 void JobReconciler::FailInvalid(Pass& p, const absl::Status& why) {

@@ -52,6 +52,7 @@ class JobReconciler : public runtime::Reconciler {
   struct Pass;
 
   absl::StatusOr<runtime::ReconcileResult> ReconcileJob(const nlohmann::json& cached);
+  void ReadChildren(Pass& p);
   void FailInvalid(Pass& p, const absl::Status& why);
   void Run(Pass& p);
   void Suspend(Pass& p);

@@ -225,6 +225,29 @@ class LifecycleTest(unittest.TestCase):
         self.assertEqual(sum(1 for r, _ in self.events("retry") if r == "Restarting"), 2)
         self.wait_no_pods("retry", "disttrain.io/replica-type=ps")
 
+    def test_pods_refused_by_a_quota_set_replica_failure_until_the_quota_allows_them(self):
+        kubectl("create", "quota", "two-pods", "--hard=pods=2", "-n", self.ns)
+        apply(job("quota", Chief=role(1), PS=role(1), Worker=role(2)), self.ns)
+
+        def failing():
+            c = self.condition("quota", "ReplicaFailure")
+            return c if c and c["status"] == "True" and "exceeded quota" in c["message"] else None
+        cond = wait_until("condition ReplicaFailure with the quota's message", failing, timeout=60)
+        self.assertEqual(cond["reason"], "FailedCreate")
+        self.assertNotEqual(self.state("quota"), "Failed")  # the cause may go away: it keeps trying
+
+        def aggregated():
+            items = get_json("events", "-n", self.ns, "--field-selector",
+                             "involvedObject.name=quota,reason=FailedCreatePod")["items"]
+            return [e for e in items if e.get("count", 1) >= 2]
+        # The retries are one event with a count, as the Kubernetes event recorder does.
+        wait_until("an aggregated FailedCreatePod event", aggregated, timeout=60)
+
+        kubectl("delete", "quota", "two-pods", "-n", self.ns)
+        wait_until("all 4 pods once the quota is gone", lambda: len(self.live_pods("quota")) == 4, timeout=180)
+        wait_until("ReplicaFailure cleared",
+                   lambda: self.condition("quota", "ReplicaFailure")["status"] == "False", timeout=30)
+
     def test_in_place_restarts_count_against_backoff_limit(self):
         apply(job("inplace", run_policy={"backoffLimit": 3}, PS=role(1),
                   Worker=role(1, 1, 1, "OnFailure")), self.ns)
