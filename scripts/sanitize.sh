@@ -30,7 +30,7 @@ absl_tsan=$(scripts/build-absl-tsan.sh)
 [[ -f build/tsan/build.ninja ]] || cmake --preset tsan -DCMAKE_PREFIX_PATH="$absl_tsan" >/dev/null
 cmake --build build/tsan --target operator_runtime_test operator_reconciler_test
 for suite in operator_runtime_test operator_reconciler_test; do
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/bin/$suite --gtest_brief=1
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" build/tsan/bin/$suite --gtest_brief=1
 done
 
 log "clang -Wthread-safety: every library"
