@@ -3,6 +3,7 @@
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -177,6 +178,9 @@ std::string ListQuery(const ListOptions& o, bool watch) {
 }
 
 absl::StatusOr<std::unique_ptr<RestKubeClient>> RestKubeClient::Create(const RestConfig& config) {
+  // No OpenSSL cleanup at exit: cpprestsdk's asio threads outlive main and may still free a
+  // TLS connection (one abandoned to a timeout) after an atexit cleanup, which crashed at exit.
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
   if (config.server.rfind("https://", 0) != 0) {
     return absl::InvalidArgumentError(absl::StrCat("server ", config.server, " is not https://"));
   }
