@@ -206,7 +206,10 @@ class RealNodeTest(unittest.TestCase):
 
     def test_a_parameter_server_killed_with_sigkill_restarts_and_the_chief_restores(self):
         model_dir = shared_dir()
-        apply(training_job("kill", model_dir), self.ns)
+        # 2000 steps, not 1500: at 1500 the final accuracy sat on the 0.84 line (0.834 in one
+        # run with the kill, 0.847 in the same run without it), within sync training's run-to-run
+        # noise; the bar stays, with margin.
+        apply(training_job("kill", model_dir, steps=2000), self.ns)
         self.wait_running("kill-chief-0")
         chief = LogFollower(self.ns, "kill-chief-0")
         evaluator = None
@@ -221,7 +224,7 @@ class RealNodeTest(unittest.TestCase):
             wait_until("the job to finish", lambda: self.state("kill") in ("Succeeded", "Failed"), timeout=600)
             self.assertEqual(self.state("kill"), "Succeeded", chief.text()[-3000:])
             wait_until("the final evaluation", lambda: any(
-                e["global_step"] >= 1500 for e in realnode.events_in(evaluator.text(), "eval")), timeout=120)
+                e["global_step"] >= 2000 for e in realnode.events_in(evaluator.text(), "eval")), timeout=120)
         finally:
             chief.stop()
             if evaluator:
