@@ -1,0 +1,71 @@
+// One reconcile pass of JobReconciler: what it read, the status it computes, and what it has
+// to do or say once the status is written. Internal to the reconciler's .cc files; a pass lives
+// on one worker thread.
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_RECONCILE_PASS_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_RECONCILE_PASS_H_
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+#include "operator/api/types.h"
+#include "operator/controller/job_reconciler.h"
+#include "operator/controller/pod_state.h"
+#include "operator/controller/running_policy.h"
+#include "operator/runtime/event_recorder.h"
+
+namespace disttrain::controller {
+
+struct JobReconciler::Pass {
+  nlohmann::json object;  // the job as cached
+  api::DistributedTraining job;
+  api::JobStatus original;  // the status as cached
+  api::JobStatus status;    // the status this pass computes
+  PodsByReplica pods;
+  std::set<std::string> services;
+  struct Event {
+    runtime::EventType type;
+    std::string reason, message;
+  };
+  std::vector<Event> events;
+  std::vector<absl::Status> errors;  // API calls that failed in this pass
+  std::vector<PodState> replace;     // failed pods to delete once the status counts their restart
+  std::optional<absl::Duration> requeue;
+  absl::Time now;
+  bool deleted = false;  // the job itself was deleted (TTL)
+
+  void Requeue(std::optional<absl::Duration> d) {
+    if (d && (!requeue || *d < *requeue)) requeue = *d;
+  }
+  void Warn(std::string reason, std::string message) {
+    events.push_back({runtime::EventType::kWarning, std::move(reason), std::move(message)});
+  }
+  void Note(std::string reason, std::string message) {
+    events.push_back({runtime::EventType::kNormal, std::move(reason), std::move(message)});
+  }
+  // A failed API call: told as a Warning event, and the pass ends in an error (after its
+  // status write) so the work queue retries it with backoff.
+  void Error(std::string reason, absl::Status s) {
+    Warn(std::move(reason), std::string(s.message()));
+    errors.push_back(std::move(s));
+  }
+  api::ReplicaStatus& Role(api::ReplicaType t) { return status.replica_statuses[t]; }
+  bool Remembered(api::ReplicaType t, int index) {
+    const auto& idx = Role(t).succeeded_indexes;
+    return std::find(idx.begin(), idx.end(), index) != idx.end();
+  }
+  std::vector<PodState> PodList() const {
+    std::vector<PodState> out;
+    for (const auto& [id, pod] : pods) out.push_back(pod);
+    return out;
+  }
+};
+
+}  // namespace disttrain::controller
+
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_RECONCILE_PASS_H_
