@@ -138,6 +138,18 @@ INSTANTIATE_TEST_SUITE_P(
                     SucceededAndCleaned}),
     [](const auto& info) { return info.param.name; });
 
+TEST(JobReconcilerFailureTest, ASucceededJobWhoseStatusWriteFailedCreatesNoPodAgain) {
+  Harness h;
+  ChiefSucceeded(h);
+  h.client.FailNext("patch", "distributedtrainings", Unavailable());
+  EXPECT_FALSE(h.Pass().ok());  // cleanup deleted the PS and workers; the status says Running
+  EXPECT_FALSE(h.HasPod("dist-ps-0"));
+  h.client.ClearActions();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("create", "pods"), 0) << "the pods cleanup deleted were created again";
+  EXPECT_EQ(h.State(), kSucceeded);
+}
+
 TEST(JobReconcilerFailureTest, ASuspendWhoseDeleteFailsDeletesOnRetry) {
   Harness h;
   Running(h);

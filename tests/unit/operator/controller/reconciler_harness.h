@@ -25,12 +25,9 @@ using runtime::EventType;
 
 class RecordingEvents : public runtime::EventRecorder {
  public:
-  void Record(const json&, EventType type, const std::string& reason,
-              const std::string& message) override {
+  void Record(const json&, EventType, const std::string& reason, const std::string&) override {
     absl::MutexLock lock(&mu_);
     reasons_.push_back(reason);
-    (void)type;
-    (void)message;
   }
   int Count(const std::string& reason) const {
     absl::MutexLock lock(&mu_);
