@@ -160,9 +160,9 @@ int RunController(const std::vector<std::string>& args) {
   }
 
   runtime::Clock* clock = runtime::RealClock::Get();
-  runtime::MetricsRegistry metrics;
+  MetricsRegistry metrics;
   // client-go's name; a watch counts as method WATCH, a request with no response as <error>.
-  runtime::MetricFamily* requests = metrics.Counter(
+  MetricFamily* requests = metrics.Counter(
       "rest_client_requests_total",
       "Number of HTTP requests, partitioned by status code and method.", {"code", "method"});
   (*client)->SetRequestObserver([requests](const std::string& method, int code) {

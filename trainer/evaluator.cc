@@ -6,8 +6,11 @@
 #include "common/log.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/events.h"
+#include "trainer/metrics/trainer_metrics.h"
 #include "trainer/roles.h"
 #include "trainer/setup.h"
+#include "trainer/summary/event_writer.h"
+#include "trainer/termination_message.h"
 
 namespace disttrain::trainer {
 
@@ -20,6 +23,14 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
   const int n = setup->model->needs_data()
                     ? std::min<int>(setup->data.n, static_cast<int>(o.eval_examples))
                     : 0;
+  std::unique_ptr<EventWriter> summaries;
+  if (absl::StatusOr<std::unique_ptr<EventWriter>> w = EventWriter::Open(SummaryDir(o, "eval"));
+      w.ok()) {
+    summaries = *std::move(w);
+  } else {
+    LogWarning("cannot write TensorBoard summaries", {{"error", w.status().ToString()}});
+  }
+  nlohmann::json result;  // of the newest checkpoint evaluated
   int64_t last = -1;
   bool foreign = false;                   // the newest checkpoint belongs to another model
   auto evaluate_newest = [&]() -> bool {  // true once the final checkpoint was evaluated
@@ -38,17 +49,34 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
                {"accuracy", r.accuracy},
                {"loss", r.loss},
                {"examples", n}});
+    TrainerMetrics& m = Metrics();
+    m.eval_accuracy->Set({}, r.accuracy);
+    m.eval_loss->Set({}, r.loss);
+    m.eval_step->Set({}, static_cast<double>(c->global_step));
+    if (summaries != nullptr) {
+      absl::Status s =
+          summaries->WriteScalars(c->global_step, {{"accuracy", r.accuracy}, {"loss", r.loss}});
+      if (!s.ok()) {
+        LogWarning("stopped writing summaries", {{"error", s.ToString()}});
+        summaries.reset();
+      }
+    }
+    result = {{"globalStep", c->global_step}, {"accuracy", r.accuracy}, {"loss", r.loss}};
     LogInfo("evaluated a checkpoint", {{"global_step", absl::StrCat(c->global_step)},
                                        {"accuracy", absl::StrCat(r.accuracy)},
                                        {"loss", absl::StrCat(r.loss)}});
     return last >= o.steps;
   };
+  auto finish = [&] {
+    if (!result.is_null()) WriteTerminationMessage(o.termination_message_path, result);
+    return foreign ? kExitUsage : kExitOk;
+  };
   while (!stop) {
-    if (evaluate_newest()) return foreign ? kExitUsage : kExitOk;
+    if (evaluate_newest()) return finish();
     absl::SleepFor(absl::Milliseconds(300));
   }
   evaluate_newest();  // asked to stop: evaluate what the chief wrote last before exiting
-  return foreign ? kExitUsage : kExitOk;
+  return finish();
 }
 
 }  // namespace disttrain::trainer

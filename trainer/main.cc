@@ -10,12 +10,14 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/tf_config.h"
 #include "common/version.h"
 #include "trainer/cluster_spec.h"
 #include "trainer/launcher/local_launcher.h"
+#include "trainer/metrics/trainer_metrics.h"
 #include "trainer/options.h"
 #include "trainer/ps/wire.h"
 #include "trainer/roles.h"
@@ -90,6 +92,15 @@ int Run(const std::vector<std::string>& args) {
                        {"mode", options.mode},
                        {"model", options.model},
                        {"version", Version()}});
+  absl::StatusOr<std::unique_ptr<HttpServer>> metrics =
+      ServeMetrics(options.metrics_address, spec->role);
+  if (!metrics.ok()) {  // observability must not stop training
+    LogWarning("cannot serve /metrics",
+               {{"address", options.metrics_address}, {"error", metrics.status().ToString()}});
+  } else if (*metrics != nullptr) {
+    LogInfo("serving /metrics",
+            {{"task", spec->TaskName()}, {"port", absl::StrCat((*metrics)->port())}});
+  }
   switch (spec->role) {
     case Role::kPs:
       return RunParameterServer(*spec, options, stop);

@@ -37,6 +37,19 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
       "ps-push-buffers", &o->ps_push_buffers,
       "ps: pushes received at once, each buffered whole until complete; resident memory is about "
       "(1 + this) x the server's share of the model.");
+  f->String("summary-dir", &o->summary_dir,
+            "TensorBoard event files: the chief writes loss, global_step/sec and examples/sec to "
+            "<dir>/train, the evaluator accuracy and loss to <dir>/eval (default: --model-dir).");
+  f->String("metrics-address", &o->metrics_address,
+            "Where /metrics (Prometheus) and /healthz are served, \"host:port\" or \":port\"; "
+            "\"0\" turns them off. The pod port is named \"metrics\".");
+  f->String("termination-message-path", &o->termination_message_path,
+            "The chief and the evaluator write their final result here as JSON when the file "
+            "exists (Kubernetes creates it; the operator copies it into the job's status).");
+}
+
+std::string SummaryDir(const TrainerOptions& o, const std::string& run) {
+  return absl::StrCat(o.summary_dir.empty() ? o.model_dir : o.summary_dir, "/", run);
 }
 
 absl::Status ValidateOptions(const TrainerOptions& o) {

@@ -34,7 +34,13 @@ struct TrainerOptions {
   int64_t eval_examples = 10000;
   int64_t ps_push_buffers = 1;  // ps: pushes received at once (each buffered whole)
   int64_t ps_connections = 2;   // partitions per ps = connections from each worker to each ps
+  std::string summary_dir;      // TensorBoard event files; empty: --model-dir
+  std::string metrics_address = ":9095";
+  std::string termination_message_path = "/dev/termination-log";
 };
+
+// Where TensorBoard event files go: the chief's under train/, the evaluator's under eval/.
+std::string SummaryDir(const TrainerOptions& options, const std::string& run);
 
 void RegisterFlags(FlagSet* flags, TrainerOptions* options);
 absl::Status ValidateOptions(const TrainerOptions& options);

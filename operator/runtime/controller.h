@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "operator/runtime/metrics.h"
+#include "common/metrics.h"
 #include "operator/runtime/work_queue.h"
 
 namespace disttrain::runtime {

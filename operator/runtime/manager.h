@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/http_server.h"
+#include "common/metrics.h"
 #include "operator/runtime/controller.h"
-#include "operator/runtime/http_server.h"
 #include "operator/runtime/informer.h"
 #include "operator/runtime/leader_elector.h"
-#include "operator/runtime/metrics.h"
 
 namespace disttrain::runtime {
 

@@ -18,8 +18,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/metrics.h"
 #include "operator/runtime/clock.h"
-#include "operator/runtime/metrics.h"
 
 namespace disttrain::runtime {
 

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/flags.h"
@@ -87,8 +88,15 @@ std::vector<int> FreePorts(int n) {
 
 class Launcher {
  public:
-  Launcher(TfConfig cluster, std::vector<std::string> trainer_args, int max_restarts)
-      : cluster_(std::move(cluster)), args_(std::move(trainer_args)), max_restarts_(max_restarts) {}
+  // `metrics_port` > 0: task k (in tasks_ order) serves /metrics on metrics_host:metrics_port+k;
+  // 0: each on a free port (logged); < 0: no /metrics.
+  Launcher(TfConfig cluster, std::vector<std::string> trainer_args, int max_restarts,
+           std::string metrics_host, int metrics_port)
+      : cluster_(std::move(cluster)),
+        args_(std::move(trainer_args)),
+        max_restarts_(max_restarts),
+        metrics_host_(std::move(metrics_host)),
+        metrics_port_(metrics_port) {}
 
   int Run();
 
@@ -106,6 +114,8 @@ class Launcher {
   TfConfig cluster_;
   std::vector<std::string> args_;
   const int max_restarts_;
+  const std::string metrics_host_;
+  const int metrics_port_;
   std::vector<Task> tasks_;
   std::mutex events_mu_;
   nlohmann::json last_eval_, chief_done_;
@@ -146,6 +156,10 @@ void Launcher::Start(Task& t) {
   ExecArgs argv, envp;
   argv.Add("/proc/self/exe");
   for (const std::string& a : args_) argv.Add(a);
+  const int ordinal = static_cast<int>(&t - tasks_.data());
+  argv.Add(metrics_port_ < 0 ? std::string("--metrics-address=0")
+                             : absl::StrCat("--metrics-address=", metrics_host_, ":",
+                                            metrics_port_ == 0 ? 0 : metrics_port_ + ordinal));
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "TF_CONFIG=", 10) != 0) envp.Add(*e);
   }
@@ -371,7 +385,21 @@ int RunLocalCluster(const std::vector<std::string>& args) {
     g_signal = sig;
   }).detach();
 
-  Launcher launcher(cluster, task_args, static_cast<int>(max_restarts));
+  // Many tasks share this host: /metrics only when asked for, on consecutive ports.
+  std::string metrics_host;
+  int metrics_port = -1;
+  if (trainer_flags.WasSet("metrics-address") && options.metrics_address != "0") {
+    const size_t colon = options.metrics_address.rfind(':');
+    if (colon == std::string::npos ||
+        !absl::SimpleAtoi(options.metrics_address.substr(colon + 1), &metrics_port) ||
+        metrics_port < 0 || metrics_port + total > 65535) {
+      std::cerr << "disttrain-trainer local: --metrics-address must be [host]:port, the first of "
+                << total << " consecutive ports (one per task), or [host]:0 for free ports\n";
+      return kExitUsage;
+    }
+    metrics_host = options.metrics_address.substr(0, colon);
+  }
+  Launcher launcher(cluster, task_args, static_cast<int>(max_restarts), metrics_host, metrics_port);
   return launcher.Run();
 }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "trainer/metrics/trainer_metrics.h"
 #include "trainer/ps/parameter_server.h"
 
 namespace disttrain::trainer {
@@ -71,6 +72,7 @@ void PushPullReactor::OnChunk(bool ok) {
   }
   if (grpc::Status s = receiver_->Finish(); !s.ok()) return Fail(s);
   dropped_ = rule_->Apply(header_.step(), *gradient_, store_.get()).dropped;
+  (dropped_ ? Metrics().ps_dropped : Metrics().ps_applied)->Add({}, 1);
   ReleaseGradient();
   if (!early_) return WaitAndReply();
   bool finish;

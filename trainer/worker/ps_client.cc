@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "trainer/metrics/trainer_metrics.h"
 #include "trainer/ps/shard_store.h"
 #include "trainer/worker/push_pull_call.h"
 
@@ -143,6 +144,24 @@ absl::Status PsClient::InitAll(const Params& params, int64_t global_step) {
 
 absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, const StepOptions& o,
                                                         Params* params) {
+  const absl::Time start = absl::Now();
+  const std::string op = grads != nullptr ? "push_pull" : "pull";
+  absl::StatusOr<StepResult> r = PushPullOnce(grads, o, params);
+  TrainerMetrics& m = Metrics();
+  if (!r.ok()) {
+    m.rpc_errors->Add({op}, 1);
+    return r;
+  }
+  m.rpc_seconds->Observe({op}, absl::ToDoubleSeconds(absl::Now() - start));
+  size_t bytes = 0;
+  for (const VariableSpec& v : variables_) bytes += v.size * sizeof(float);
+  if (grads != nullptr) m.rpc_bytes->Add({"pushed"}, static_cast<double>(bytes));
+  m.rpc_bytes->Add({"pulled"}, static_cast<double>(bytes));
+  return r;
+}
+
+absl::StatusOr<PsClient::StepResult> PsClient::PushPullOnce(const Params* grads,
+                                                            const StepOptions& o, Params* params) {
   if (params->size() != variables_.size()) {
     params->clear();
     for (const VariableSpec& v : variables_) params->emplace_back(v.size, 0.0f);

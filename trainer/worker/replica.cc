@@ -7,8 +7,11 @@
 #include "common/log.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/events.h"
+#include "trainer/metrics/trainer_metrics.h"
 #include "trainer/roles.h"
 #include "trainer/setup.h"
+#include "trainer/summary/event_writer.h"
+#include "trainer/termination_message.h"
 #include "trainer/worker/ps_client.h"
 
 namespace disttrain::trainer {
@@ -30,6 +33,14 @@ class Replica {
           std::make_unique<BatchIterator>(&shard_, static_cast<int>(o.batch_size),
                                           static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank);
     }
+    if (chief_) {
+      absl::StatusOr<std::unique_ptr<EventWriter>> w = EventWriter::Open(SummaryDir(o, "train"));
+      if (w.ok()) {
+        summaries_ = *std::move(w);
+      } else {
+        LogWarning("cannot write TensorBoard summaries", {{"error", w.status().ToString()}});
+      }
+    }
   }
 
   int Run(const std::atomic<bool>& stop);
@@ -41,6 +52,8 @@ class Replica {
   bool AwaitInitialized(int* exit_code);
   absl::Status InitializeOrRestore();
   void SaveCheckpoint(int64_t step, const Params& params);
+  // Metrics after every local step; the chief's TensorBoard scalars every --log-every steps.
+  void Record(int64_t step, float loss);
   int Finish();
 
   const ClusterSpec& spec_;
@@ -56,6 +69,13 @@ class Replica {
   int64_t last_checkpoint_ = -1;
   bool usage_error_ = false;
   absl::Time train_start_ = absl::InfiniteFuture();  // this replica's first step
+  std::unique_ptr<EventWriter> summaries_;           // the chief's, when it could be opened
+  // examples/s (metric) since rate_since_; steps/s (summary) since the last summary.
+  absl::Time rate_since_ = absl::InfiniteFuture();
+  int64_t rate_local_steps_ = 0;
+  int64_t local_steps_ = 0;
+  absl::Time summary_since_ = absl::InfiniteFuture();
+  int64_t summary_step_ = 0;
 };
 
 bool Replica::Tolerate(const absl::Status& s) {
@@ -110,6 +130,8 @@ void Replica::SaveCheckpoint(int64_t step, const Params& params) {
     return;
   }
   last_checkpoint_ = step;
+  Metrics().checkpoint_step->Set({}, static_cast<double>(step));
+  Metrics().last_checkpoint_unix = absl::ToUnixMicros(absl::Now()) / 1e6;
   LogInfo("saved a checkpoint", {{"global_step", absl::StrCat(step)}, {"dir", o_.model_dir}});
   EmitEvent({{"event", "checkpoint"}, {"global_step", step}});
 }
@@ -205,10 +227,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
     if (train_start_ == absl::InfiniteFuture()) train_start_ = absl::Now();
     Batch batch = batches_ ? batches_->Next() : Batch{};
     const float loss = setup_.model->LossAndGradient(params, batch, &grads);
-    if (o_.log_every > 0 && step % o_.log_every == 0) {
-      EmitEvent(
-          {{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
-    }
+    Record(step, loss);
     pending = true;
     grad_step = step;
     want = step + 1;
@@ -218,6 +237,46 @@ int Replica::Run(const std::atomic<bool>& stop) {
     return 143;  // 128 + SIGTERM, as a process killed by it reports
   }
   return chief_ ? Finish() : kExitOk;
+}
+
+void Replica::Record(int64_t step, float loss) {
+  TrainerMetrics& m = Metrics();
+  m.global_step->Set({}, static_cast<double>(step));
+  m.loss->Set({}, loss);
+  m.local_steps->Add({}, 1);
+  ++local_steps_;
+  const absl::Time now = absl::Now();
+  if (rate_since_ == absl::InfiniteFuture()) {
+    rate_since_ = summary_since_ = now;
+    summary_step_ = step;
+  }
+  if (const double seconds = absl::ToDoubleSeconds(now - rate_since_); seconds >= 1) {
+    m.examples_per_second->Set(
+        {}, static_cast<double>((local_steps_ - rate_local_steps_) * o_.batch_size) / seconds);
+    rate_since_ = now;
+    rate_local_steps_ = local_steps_;
+  }
+  if (o_.log_every <= 0 || step % o_.log_every != 0) return;
+  EmitEvent({{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
+  if (summaries_ == nullptr) return;
+  std::vector<std::pair<std::string, float>> scalars = {{"loss", loss}};
+  if (const double seconds = absl::ToDoubleSeconds(now - summary_since_);
+      seconds > 0 && step > summary_step_) {
+    // A global step is one batch (async) or the average of replicas-to-aggregate batches.
+    const double steps_per_second = static_cast<double>(step - summary_step_) / seconds;
+    const int64_t batches =
+        !sync_ ? 1
+               : (o_.replicas_to_aggregate > 0 ? o_.replicas_to_aggregate : spec_.num_replicas());
+    scalars.emplace_back("global_step/sec", static_cast<float>(steps_per_second));
+    scalars.emplace_back("examples/sec",
+                         static_cast<float>(steps_per_second * batches * o_.batch_size));
+  }
+  summary_since_ = now;
+  summary_step_ = step;
+  if (absl::Status s = summaries_->WriteScalars(step, scalars); !s.ok()) {
+    LogWarning("stopped writing summaries", {{"error", s.ToString()}});
+    summaries_.reset();
+  }
 }
 
 int Replica::Finish() {
@@ -242,6 +301,10 @@ int Replica::Finish() {
   if (setup_.model->needs_data()) done["train_accuracy"] = r.accuracy;
   if (!setup_.model->needs_data()) done["variables"] = params;
   EmitEvent(done);
+  nlohmann::json result = {{"globalStep", *pulled}, {"loss", r.loss}};
+  if (setup_.model->needs_data()) result["trainAccuracy"] = r.accuracy;
+  if (done.contains("train_seconds")) result["trainSeconds"] = done["train_seconds"];
+  WriteTerminationMessage(o_.termination_message_path, result);
   LogInfo("training finished",
           {{"global_step", absl::StrCat(*pulled)}, {"loss", absl::StrCat(r.loss)}});
   return kExitOk;

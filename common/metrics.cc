@@ -1,11 +1,11 @@
-#include "operator/runtime/metrics.h"
+#include "common/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 
-namespace disttrain::runtime {
+namespace disttrain {
 namespace {
 
 std::string Escape(const std::string& v) {
@@ -131,10 +131,12 @@ MetricFamily* MetricsRegistry::Histogram(const std::string& name, const std::str
   return Get(name, help, MetricFamily::Kind::kHistogram, std::move(labels), std::move(buckets));
 }
 
-std::string MetricsRegistry::Render() const {
+std::string MetricsRegistry::Render(const std::string& prefix) const {
   std::string out;
   absl::MutexLock lock(&mu_);
-  for (const auto& [name, family] : families_) family->Render(&out);
+  for (const auto& [name, family] : families_) {
+    if (name.compare(0, prefix.size(), prefix) == 0) family->Render(&out);
+  }
   return out;
 }
 
@@ -142,4 +144,4 @@ std::vector<double> MetricsRegistry::DurationBuckets() {
   return {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 }
 
-}  // namespace disttrain::runtime
+}  // namespace disttrain

@@ -1,7 +1,7 @@
 // A minimal HTTP/1.1 server for /healthz, /readyz and /metrics: GET only, one short response
 // per connection. Binding port 0 picks a free port (see port()). Thread-safe.
-#ifndef DISTTRAIN_OPERATOR_RUNTIME_HTTP_SERVER_H_
-#define DISTTRAIN_OPERATOR_RUNTIME_HTTP_SERVER_H_
+#ifndef DISTTRAIN_COMMON_HTTP_SERVER_H_
+#define DISTTRAIN_COMMON_HTTP_SERVER_H_
 
 #include <atomic>
 #include <functional>
@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 
-namespace disttrain::runtime {
+namespace disttrain {
 
 struct HttpResponse {
   int code = 200;
@@ -42,6 +42,6 @@ class HttpServer {
   std::thread thread_;
 };
 
-}  // namespace disttrain::runtime
+}  // namespace disttrain
 
-#endif  // DISTTRAIN_OPERATOR_RUNTIME_HTTP_SERVER_H_
+#endif  // DISTTRAIN_COMMON_HTTP_SERVER_H_

@@ -1,8 +1,8 @@
 // A small Prometheus registry: counters, gauges and histograms with labels, rendered in the
 // text exposition format. Metric names follow controller-runtime's where one exists, so
 // existing dashboards work. Thread-safe.
-#ifndef DISTTRAIN_OPERATOR_RUNTIME_METRICS_H_
-#define DISTTRAIN_OPERATOR_RUNTIME_METRICS_H_
+#ifndef DISTTRAIN_COMMON_METRICS_H_
+#define DISTTRAIN_COMMON_METRICS_H_
 
 #include <map>
 #include <memory>
@@ -12,7 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 
-namespace disttrain::runtime {
+namespace disttrain {
 
 using LabelValues = std::vector<std::string>;
 
@@ -58,8 +58,8 @@ class MetricsRegistry {
                       std::vector<std::string> labels = {});
   MetricFamily* Histogram(const std::string& name, const std::string& help,
                           std::vector<std::string> labels, std::vector<double> buckets);
-  // Every family, sorted by name, in the Prometheus text format.
-  std::string Render() const;
+  // Every family whose name starts with `prefix`, sorted by name, in the Prometheus text format.
+  std::string Render(const std::string& prefix = "") const;
 
   static std::vector<double> DurationBuckets();  // seconds, 1 ms .. 60 s
 
@@ -70,6 +70,6 @@ class MetricsRegistry {
   std::map<std::string, std::unique_ptr<MetricFamily>> families_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace disttrain::runtime
+}  // namespace disttrain
 
-#endif  // DISTTRAIN_OPERATOR_RUNTIME_METRICS_H_
+#endif  // DISTTRAIN_COMMON_METRICS_H_

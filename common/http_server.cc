@@ -1,4 +1,4 @@
-#include "operator/runtime/http_server.h"
+#include "common/http_server.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace disttrain::runtime {
+namespace disttrain {
 namespace {
 
 const char* Reason(int code) {
@@ -126,4 +126,4 @@ void HttpServer::HandleConnection(int fd) {
   }
 }
 
-}  // namespace disttrain::runtime
+}  // namespace disttrain

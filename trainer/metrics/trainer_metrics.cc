@@ -1,0 +1,73 @@
+#include "trainer/metrics/trainer_metrics.h"
+
+#include "absl/time/clock.h"
+
+namespace disttrain::trainer {
+
+TrainerMetrics::TrainerMetrics() {
+  MetricsRegistry& r = registry;
+  global_step = r.Gauge("disttrain_trainer_global_step", "Global step of the variables last seen.");
+  loss = r.Gauge("disttrain_trainer_loss", "Training loss of the last step computed here.");
+  local_steps = r.Counter("disttrain_trainer_local_steps_total", "Gradients computed here.");
+  examples_per_second = r.Gauge("disttrain_trainer_examples_per_second",
+                                "Training examples per second on this replica.");
+  rpc_seconds = r.Histogram("disttrain_trainer_rpc_duration_seconds",
+                            "Parameter-server calls of a step (push_pull: every server at once).",
+                            {"op"}, MetricsRegistry::DurationBuckets());
+  rpc_bytes = r.Counter("disttrain_trainer_rpc_bytes_total",
+                        "Tensor bytes sent to (pushed) or read from (pulled) parameter servers.",
+                        {"direction"});
+  rpc_errors =
+      r.Counter("disttrain_trainer_rpc_errors_total", "Failed parameter-server calls.", {"op"});
+  checkpoint_step =
+      r.Gauge("disttrain_trainer_checkpoint_step", "Global step of the chief's last checkpoint.");
+  checkpoint_age_seconds =
+      r.Gauge("disttrain_trainer_checkpoint_age_seconds",
+              "Seconds since the chief's last checkpoint (0 before the first).");
+  ps_applied = r.Counter("disttrain_ps_pushes_applied_total",
+                         "Complete gradient pushes applied by this parameter server.");
+  ps_dropped = r.Counter("disttrain_ps_pushes_dropped_total",
+                         "Complete gradient pushes dropped as stale (synchronous training).");
+  eval_accuracy =
+      r.Gauge("disttrain_evaluator_accuracy", "Test accuracy of the last checkpoint evaluated.");
+  eval_loss = r.Gauge("disttrain_evaluator_loss", "Test loss of the last checkpoint evaluated.");
+  eval_step =
+      r.Gauge("disttrain_evaluator_global_step", "Global step of the last checkpoint evaluated.");
+}
+
+std::string TrainerMetrics::Render(const std::string& prefix) {
+  const double last = last_checkpoint_unix.load();
+  checkpoint_age_seconds->Set({}, last > 0 ? absl::ToUnixMicros(absl::Now()) / 1e6 - last : 0);
+  return registry.Render(prefix);
+}
+
+TrainerMetrics& Metrics() {
+  static TrainerMetrics* metrics = new TrainerMetrics();
+  return *metrics;
+}
+
+std::string MetricsPrefix(Role role) {
+  switch (role) {
+    case Role::kPs:
+      return "disttrain_ps_";
+    case Role::kEvaluator:
+      return "disttrain_evaluator_";
+    case Role::kChief:
+    case Role::kWorker:
+      break;
+  }
+  return "disttrain_trainer_";
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> ServeMetrics(const std::string& address, Role role) {
+  if (address == "0") return nullptr;
+  auto server = std::make_unique<HttpServer>();
+  server->Handle("/metrics", [prefix = MetricsPrefix(role)] {
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", Metrics().Render(prefix)};
+  });
+  server->Handle("/healthz", [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; });
+  if (absl::Status s = server->Start(address); !s.ok()) return s;
+  return server;
+}
+
+}  // namespace disttrain::trainer
