@@ -54,6 +54,12 @@ class Fields {
     if (!v->is_string()) return Fail(key, "must be a string");
     *out = v->get<std::string>();
   }
+  void ReadDouble(absl::string_view key, std::optional<double>* out) {
+    const json* v = Find(key);
+    if (v == nullptr || !status_.ok()) return;
+    if (!v->is_number()) return Fail(key, "must be a number");
+    *out = v->get<double>();
+  }
   void ReadBool(absl::string_view key, bool* out) {
     const json* v = Find(key);
     if (v == nullptr || !status_.ok()) return;
@@ -242,6 +248,35 @@ absl::StatusOr<DistributedTraining> DecodeJob(const json& object) {
   return job;
 }
 
+json EncodeResult(const JobResult& r) {
+  json out = json::object();
+  auto put = [&out](const char* key, const auto& v) {
+    if (v) out[key] = *v;
+  };
+  put("globalStep", r.global_step);
+  put("loss", r.loss);
+  put("trainAccuracy", r.train_accuracy);
+  put("trainSeconds", r.train_seconds);
+  put("accuracy", r.accuracy);
+  put("evalLoss", r.eval_loss);
+  put("evaluatedStep", r.evaluated_step);
+  return out;
+}
+
+absl::StatusOr<JobResult> DecodeResult(const json& j) {
+  Fields f(j, "status.result");
+  JobResult r;
+  f.ReadInt("globalStep", &r.global_step);
+  f.ReadDouble("loss", &r.loss);
+  f.ReadDouble("trainAccuracy", &r.train_accuracy);
+  f.ReadDouble("trainSeconds", &r.train_seconds);
+  f.ReadDouble("accuracy", &r.accuracy);
+  f.ReadDouble("evalLoss", &r.eval_loss);
+  f.ReadInt("evaluatedStep", &r.evaluated_step);
+  if (!f.status().ok()) return f.status();
+  return r;
+}
+
 json EncodeStatus(const JobStatus& status) {
   json out = json::object();
   json conditions = json::array();
@@ -272,6 +307,7 @@ json EncodeStatus(const JobStatus& status) {
   if (status.completion_time) out["completionTime"] = FormatKubeTime(*status.completion_time);
   out["observedGeneration"] = status.observed_generation;
   out["restartingPods"] = status.restarting_pods;  // always sent: a merge patch must clear it
+  if (status.result) out["result"] = EncodeResult(*status.result);
   return out;
 }
 
@@ -334,6 +370,11 @@ absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
     for (size_t i = 0; ok && i < uids->size(); ++i) ok = (*uids)[i].is_string();
     if (!ok) return FieldError("status.restartingPods", "must be a list of strings");
     for (const json& uid : *uids) status.restarting_pods.push_back(uid.get<std::string>());
+  }
+  if (const json* r = f.Find("result")) {
+    absl::StatusOr<JobResult> result = DecodeResult(*r);
+    if (!result.ok()) return result.status();
+    status.result = *std::move(result);
   }
   if (!f.status().ok()) return f.status();
   return status;

@@ -21,6 +21,9 @@ absl::StatusOr<DistributedTraining> DecodeJob(const nlohmann::json& object);
 // The status subresource body, as the CRD schema defines it.
 nlohmann::json EncodeStatus(const JobStatus& status);
 absl::StatusOr<JobStatus> DecodeStatus(const nlohmann::json& status);
+// status.result: the keys the trainer writes in its termination message (camelCase).
+nlohmann::json EncodeResult(const JobResult& result);
+absl::StatusOr<JobResult> DecodeResult(const nlohmann::json& result);
 
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time.
 std::string FormatKubeTime(absl::Time t);

@@ -111,6 +111,20 @@ struct ReplicaStatus {
   bool operator==(const ReplicaStatus&) const = default;
 };
 
+// What the training reported when it ended: the chief's and the evaluator's termination
+// messages (JSON written by disttrain-trainer, or any trainer that writes the same keys).
+struct JobResult {
+  std::optional<int64_t> global_step;  // the chief's final global step
+  std::optional<double> loss;          // the chief's final training loss
+  std::optional<double> train_accuracy;
+  std::optional<double> train_seconds;
+  std::optional<double> accuracy;  // the evaluator's, on the test split
+  std::optional<double> eval_loss;
+  std::optional<int64_t> evaluated_step;  // the checkpoint the evaluator's figures are for
+
+  bool operator==(const JobResult&) const = default;
+};
+
 struct JobStatus {
   std::vector<Condition> conditions;
   // The current state: the type of the condition that describes the job now.
@@ -123,6 +137,7 @@ struct JobStatus {
   // is deleting: written before the delete, dropped once the pod is gone, so a restart is never
   // lost nor counted twice (the Job controller's uncountedTerminatedPods, for restarts).
   std::vector<std::string> restarting_pods;
+  std::optional<JobResult> result;
 
   bool operator==(const JobStatus&) const = default;
 };

@@ -16,6 +16,7 @@
 #include "operator/controller/pod_state.h"
 #include "operator/controller/reconcile_pass.h"
 #include "operator/controller/restart_policy.h"
+#include "operator/controller/result_policy.h"
 #include "operator/controller/running_policy.h"
 #include "operator/kube/errors.h"
 
@@ -83,6 +84,8 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
       Run(p);
     }
     UpdateCounts(p);
+    p.status.result = UpdateResult(
+        p.PodList(), p.job.spec.replica_specs.contains(api::ReplicaType::kChief), p.status.result);
   }
   if (p.deleted) return runtime::ReconcileResult{};
   // Nothing is replaced unless the status counting it is written: a failed write leaves the

@@ -11,7 +11,8 @@ void Keep(json& from, json& to, const char* key) {
   if (it != from.end()) to[key] = std::move(*it);
 }
 
-json Terminated(json& state) {
+// `message`: keep the termination message (the current state's only: the result of a run).
+json Terminated(json& state, bool message) {
   json out = json::object();
   auto t = state.find("terminated");
   if (t == state.end())
@@ -19,6 +20,7 @@ json Terminated(json& state) {
   json term = json::object();
   Keep(*t, term, "exitCode");
   Keep(*t, term, "reason");
+  if (message) Keep(*t, term, "message");
   out["terminated"] = std::move(term);
   return out;
 }
@@ -59,8 +61,8 @@ json ProjectPod(json pod) {
       for (json& cs : (*s)["containerStatuses"]) {
         json small = {{"name", cs.value("name", "")},
                       {"restartCount", cs.value("restartCount", 0)}};
-        if (cs.contains("state")) small["state"] = Terminated(cs["state"]);
-        if (cs.contains("lastState")) small["lastState"] = Terminated(cs["lastState"]);
+        if (cs.contains("state")) small["state"] = Terminated(cs["state"], true);
+        if (cs.contains("lastState")) small["lastState"] = Terminated(cs["lastState"], false);
         statuses.push_back(std::move(small));
       }
       status["containerStatuses"] = std::move(statuses);

@@ -51,6 +51,9 @@ std::optional<PodState> ReadPodState(const json& pod) {
     const json* term = nullptr;
     if (cs.contains("state") && cs["state"].contains("terminated")) {
       term = &cs["state"]["terminated"];
+      auto message = term->find("message");
+      if (cs.value("name", "") == main_name && message != term->end() && message->is_string())
+        s.termination_message = message->get<std::string>();
     } else if (cs.contains("lastState") && cs["lastState"].contains("terminated")) {
       term = &cs["lastState"]["terminated"];
     }

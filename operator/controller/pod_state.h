@@ -25,6 +25,8 @@ struct PodState {
   // Why it ended: pod status.reason ("Evicted", "UnexpectedAdmissionError") or the container's
   // terminated reason ("OOMKilled", "Error", "Completed").
   std::string reason;
+  // The main container's termination message, once it terminated (its current state only).
+  std::string termination_message;
   // Restarts in place by the kubelet, summed over containers.
   int restart_count = 0;
   api::ReplicaType type = api::ReplicaType::kWorker;

@@ -29,8 +29,10 @@ def tearDownModule():
     assert code == 0, f"operator exited {code} on SIGTERM"
 
 
-def role(replicas, exit_code=None, run_seconds=None, restart_policy=None):
+def role(replicas, exit_code=None, run_seconds=None, restart_policy=None, message=None):
     annotations = {}
+    if message is not None:
+        annotations["test.disttrain.io/termination-message"] = message
     if exit_code is not None:
         annotations["test.disttrain.io/exit-code"] = str(exit_code)
     if run_seconds is not None:
@@ -118,6 +120,22 @@ class LifecycleTest(unittest.TestCase):
         self.assertIn("SuccessfulCreatePod", reasons)
         self.assertIn("JobSucceeded", reasons)
         self.assertIn("SuccessfulDeletePod", reasons)
+
+    def test_the_chiefs_and_evaluators_results_reach_the_status_and_kubectl_get_wide(self):
+        chief = json.dumps({"globalStep": 1500, "loss": 0.3125, "trainAccuracy": 0.875, "trainSeconds": 42.5})
+        evaluator = json.dumps({"globalStep": 1500, "accuracy": 0.8531, "loss": 0.41})
+        apply(job("result", Chief=role(1, 0, 3, message=chief), PS=role(1), Worker=role(1),
+                  Evaluator=role(1, 0, 1, message=evaluator)), self.ns)
+        status = self.wait_state("result", "Succeeded", timeout=30)["status"]
+        self.assertEqual(status["result"], {"globalStep": 1500, "loss": 0.3125, "trainAccuracy": 0.875,
+                                            "trainSeconds": 42.5, "accuracy": 0.8531, "evalLoss": 0.41,
+                                            "evaluatedStep": 1500})
+        wide = kubectl("get", "dtr", "result", "-n", self.ns, "-o", "wide").stdout.splitlines()
+        row = dict(zip(wide[0].split(), wide[1].split()))
+        self.assertEqual((row["STEP"], row["LOSS"], row["ACCURACY"]), ("1500", "0.3125", "0.8531"), wide)
+        # A chief that writes plain text leaves no result, and the job still succeeds.
+        apply(job("textresult", Chief=role(1, 0, 1, message="done, bye"), PS=role(1)), self.ns)
+        self.assertNotIn("result", self.wait_state("textresult", "Succeeded", timeout=30)["status"])
 
     def test_malformed_templates_fail_their_job_and_the_operator_keeps_serving(self):
         pid = OPERATOR.proc.pid

@@ -201,5 +201,18 @@ TEST(CodecTest, StatusRoundTrips) {
   EXPECT_EQ(*decoded, status);
 }
 
+TEST(CodecTest, ResultRoundTripsWithOnlyTheFieldsKnown) {
+  JobStatus status;
+  status.result = JobResult{.global_step = 1000, .loss = 0.25, .accuracy = 0.875};
+  json encoded = EncodeStatus(status);
+  EXPECT_EQ(encoded["result"], json::parse(R"({"globalStep":1000,"loss":0.25,"accuracy":0.875})"));
+  absl::StatusOr<JobStatus> decoded = DecodeStatus(encoded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->result, status.result);
+  EXPECT_FALSE(EncodeStatus(JobStatus{}).contains("result"));
+  EXPECT_EQ(DecodeResult(json::parse(R"({"loss":"low"})")).status().message(),
+            "status.result.loss: must be a number");
+}
+
 }  // namespace
 }  // namespace disttrain::api

@@ -50,6 +50,23 @@ TEST(JobReconcilerTest, SucceedsWhenTheChiefSucceedsAndDeletesParameterServers) 
   EXPECT_TRUE(h.HasPod("dist-chief-0"));  // cleanPodPolicy Running keeps finished pods
 }
 
+TEST(JobReconcilerTest, CopiesTheChiefsResultIntoTheStatusAndKeepsIt) {
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  h.SetPod("dist-chief-0", "Succeeded");
+  h.SetTerminationMessage("dist-chief-0", R"({"globalStep":500,"loss":0.5,"trainAccuracy":0.8})");
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_TRUE(h.Status().result.has_value());
+  EXPECT_EQ(h.Status().result->global_step, 500);
+  EXPECT_EQ(h.Status().result->loss, 0.5);
+  EXPECT_EQ(h.Status().result->train_accuracy, 0.8);
+
+  ASSERT_TRUE(h.client.Delete(kube::kPods, "default", "dist-chief-0", {}).ok());
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Status().result->global_step, 500) << "the result outlives the chief's pod";
+}
+
 TEST(JobReconcilerTest, RestartsAFailedWorkerAndCountsItOnce) {
   Harness h;
   ASSERT_TRUE(h.Pass().ok());

@@ -7,6 +7,7 @@
 #include "operator/controller/pod_projection.h"
 #include "operator/controller/pod_state.h"
 #include "operator/controller/restart_policy.h"
+#include "operator/controller/result_policy.h"
 #include "operator/controller/running_policy.h"
 #include "tests/unit/testing/job_builder.h"
 
@@ -116,11 +117,121 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
   EXPECT_EQ(small->exit_code, full->exit_code);
   EXPECT_EQ(small->reason, full->reason);
   EXPECT_EQ(small->restart_count, full->restart_count);
+  EXPECT_EQ(small->termination_message, full->termination_message);
   EXPECT_EQ(projected["metadata"]["ownerReferences"][0]["uid"], "job");
   EXPECT_FALSE(projected["metadata"].contains("annotations"));
   EXPECT_FALSE(projected["spec"].contains("volumes"));
   EXPECT_FALSE(projected["spec"]["containers"][0].contains("env"));
 }
+
+TEST(PodStateTest, ReadsTheMainContainersTerminationMessage) {
+  json pod = json::parse(R"({"metadata": {"name": "d-chief-0", "uid": "u",
+      "labels": {"disttrain.io/replica-type": "chief", "disttrain.io/replica-index": "0"}},
+    "spec": {"containers": [{"name": "sidecar"}, {"name": "tensorflow"}]},
+    "status": {"phase": "Succeeded", "containerStatuses": [
+      {"name": "sidecar", "state": {"terminated": {"exitCode": 0, "message": "bye"}}},
+      {"name": "tensorflow", "state": {"terminated": {"exitCode": 0, "message": "{\"globalStep\": 5}"}},
+       "lastState": {"terminated": {"exitCode": 1, "message": "old"}}}]}})");
+  EXPECT_EQ(ReadPodState(pod)->termination_message, R"({"globalStep": 5})");
+  EXPECT_EQ(ReadPodState(ProjectPod(pod))->termination_message, R"({"globalStep": 5})");
+}
+
+PodState Ended(ReplicaType type, int index, PodPhase phase, std::string message) {
+  PodState p;
+  p.type = type;
+  p.index = index;
+  p.phase = phase;
+  p.termination_message = std::move(message);
+  return p;
+}
+
+struct ResultCase {
+  std::string name;
+  std::vector<PodState> pods;
+  bool has_chief;
+  std::optional<api::JobResult> previous;
+  std::optional<api::JobResult> want;
+};
+
+class ResultPolicyTest : public ::testing::TestWithParam<ResultCase> {};
+
+TEST_P(ResultPolicyTest, CopiesTheTrainersResultIntoTheStatus) {
+  EXPECT_EQ(UpdateResult(GetParam().pods, GetParam().has_chief, GetParam().previous),
+            GetParam().want);
+}
+
+constexpr char kChiefMessage[] =
+    R"({"globalStep":1000,"loss":0.25,"trainAccuracy":0.9,"trainSeconds":12.5})";
+constexpr char kEvalMessage[] = R"({"globalStep":900,"accuracy":0.85,"loss":0.4})";
+
+api::JobResult Trained() {
+  return {.global_step = 1000, .loss = 0.25, .train_accuracy = 0.9, .train_seconds = 12.5};
+}
+api::JobResult Evaluated() { return {.accuracy = 0.85, .eval_loss = 0.4, .evaluated_step = 900}; }
+api::JobResult Both() {
+  api::JobResult r = Trained();
+  r.accuracy = 0.85;
+  r.eval_loss = 0.4;
+  r.evaluated_step = 900;
+  return r;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ResultPolicyTest,
+    ::testing::Values(
+        ResultCase{"NothingYet",
+                   {Ended(ReplicaType::kChief, 0, PodPhase::kRunning, "")},
+                   true,
+                   std::nullopt,
+                   std::nullopt},
+        ResultCase{"SucceededChief",
+                   {Ended(ReplicaType::kChief, 0, PodPhase::kSucceeded, kChiefMessage)},
+                   true,
+                   std::nullopt,
+                   Trained()},
+        ResultCase{"ChiefAndEvaluator",
+                   {Ended(ReplicaType::kChief, 0, PodPhase::kSucceeded, kChiefMessage),
+                    Ended(ReplicaType::kEvaluator, 0, PodPhase::kSucceeded, kEvalMessage)},
+                   true,
+                   std::nullopt,
+                   Both()},
+        ResultCase{"FailedChiefIsNoResult",
+                   {Ended(ReplicaType::kChief, 0, PodPhase::kFailed, kChiefMessage)},
+                   true,
+                   std::nullopt,
+                   std::nullopt},
+        ResultCase{"WorkerZeroWithoutChief",
+                   {Ended(ReplicaType::kWorker, 0, PodPhase::kSucceeded, kChiefMessage)},
+                   false,
+                   std::nullopt,
+                   Trained()},
+        ResultCase{"OtherWorkersAreNotTheChief",
+                   {Ended(ReplicaType::kWorker, 1, PodPhase::kSucceeded, kChiefMessage)},
+                   false,
+                   std::nullopt,
+                   std::nullopt},
+        ResultCase{"WorkerZeroIsNotTheChiefWhenThereIsOne",
+                   {Ended(ReplicaType::kWorker, 0, PodPhase::kSucceeded, kChiefMessage)},
+                   true,
+                   std::nullopt,
+                   std::nullopt},
+        ResultCase{"TextMessageIgnored",
+                   {Ended(ReplicaType::kChief, 0, PodPhase::kSucceeded, "all done!")},
+                   true,
+                   std::nullopt,
+                   std::nullopt},
+        ResultCase{"WrongTypesIgnored",
+                   {Ended(ReplicaType::kChief, 0, PodPhase::kSucceeded, R"({"globalStep":"x"})")},
+                   true,
+                   std::nullopt,
+                   std::nullopt},
+        ResultCase{"KeptWhenPodsAreGone", {}, true, Both(), Both()},
+        ResultCase{"EvaluatorAddsToAKnownResult",
+                   {Ended(ReplicaType::kEvaluator, 0, PodPhase::kSucceeded, kEvalMessage)},
+                   true,
+                   Trained(),
+                   Both()}),
+    [](const auto& info) { return info.param.name; });
 
 TEST(SuccessPolicyTest, ChiefDecidesWhenThereIsOne) {
   auto job = JobBuilder("d").Chief().Workers(2).Build();

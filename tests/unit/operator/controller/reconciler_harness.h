@@ -111,6 +111,13 @@ class Harness {
     (*pod)["status"] = status;
     client.Put(kube::kPods, *pod);
   }
+  // The main container's termination message (after SetPod to a terminated phase).
+  void SetTerminationMessage(const std::string& name, const std::string& message) {
+    absl::StatusOr<json> pod = client.Get(kube::kPods, "default", name);
+    ASSERT_TRUE(pod.ok()) << name;
+    (*pod)["status"]["containerStatuses"][0]["state"]["terminated"]["message"] = message;
+    client.Put(kube::kPods, *pod);
+  }
   void RunAll() {
     for (const std::string& name : PodNames()) SetPod(name, "Running");
   }

@@ -1,0 +1,21 @@
+// The job's result (status.result) from the termination messages of its pods: the chief's (or
+// worker 0's when there is no chief) once it succeeded, and the evaluator's once it ended. A
+// message that is not a JSON object of the trainer's keys is ignored, so any trainer may write
+// anything there. What was learned is kept when the pods are gone (cleanup, TTL). Pure.
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_RESULT_POLICY_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_RESULT_POLICY_H_
+
+#include <optional>
+#include <vector>
+
+#include "operator/api/types.h"
+#include "operator/controller/pod_state.h"
+
+namespace disttrain::controller {
+
+std::optional<api::JobResult> UpdateResult(const std::vector<PodState>& pods, bool has_chief,
+                                           std::optional<api::JobResult> previous);
+
+}  // namespace disttrain::controller
+
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_RESULT_POLICY_H_
