@@ -17,6 +17,7 @@ struct RestConfig {
   std::string client_key_pem;
   std::string bearer_token;    // token authentication
   std::string namespace_name;  // the context's or service account's namespace, if any
+  std::string user_agent = "disttrain-operator";
   double qps = 100;
   int burst = 200;
   // A request (retries included) gives up after this long; one attempt after

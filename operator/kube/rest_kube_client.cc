@@ -69,7 +69,7 @@ http::http_request MakeRequest(const RestConfig& config, const std::string& meth
   http::http_request req(method);
   req.set_request_uri(path_and_query);
   req.headers().add("Accept", "application/json");
-  req.headers().add("User-Agent", "disttrain-operator");
+  req.headers().add("User-Agent", config.user_agent);
   if (!config.bearer_token.empty()) {
     req.headers().add("Authorization", "Bearer " + config.bearer_token);
   }
@@ -159,6 +159,49 @@ class RestWatchStream : public WatchStream {
   absl::Status status_;
 };
 
+// The body of a streaming GET, line by line (pod logs with follow=true).
+class RestLineStream : public LineStream {
+ public:
+  RestLineStream(std::shared_ptr<http::client::http_client> client,
+                 pplx::cancellation_token_source cts, http::http_response response)
+      : client_(std::move(client)),
+        cts_(std::move(cts)),
+        response_(std::move(response)),
+        body_(response_.body()) {}
+  ~RestLineStream() override { Cancel(); }
+
+  bool Next(std::string* line) override {
+    if (cancelled_) return Finish(absl::CancelledError("stream cancelled"));
+    try {
+      concurrency::streams::container_buffer<std::string> buf;
+      size_t n = body_.read_line(buf).get();
+      *line = std::move(buf.collection());
+      if (n == 0 && line->empty() && body_.is_eof()) return Finish(absl::OkStatus());
+      return true;
+    } catch (const std::exception& e) {
+      return Finish(cancelled_ ? absl::CancelledError("stream cancelled")
+                               : absl::UnavailableError(absl::StrCat("stream: ", e.what())));
+    }
+  }
+  void Cancel() override {
+    if (!cancelled_.exchange(true)) cts_.cancel();
+  }
+  absl::Status status() const override { return status_; }
+
+ private:
+  bool Finish(absl::Status s) {
+    status_ = std::move(s);
+    return false;
+  }
+
+  std::shared_ptr<http::client::http_client> client_;
+  pplx::cancellation_token_source cts_;
+  http::http_response response_;
+  concurrency::streams::istream body_;
+  std::atomic<bool> cancelled_{false};
+  absl::Status status_;
+};
+
 }  // namespace
 
 std::string ListQuery(const ListOptions& o, bool watch) {
@@ -215,6 +258,19 @@ absl::StatusOr<json> RestKubeClient::Do(const std::string& method,
                                         const std::optional<json>& body,
                                         const std::string& content_type,
                                         const std::string& context) {
+  absl::StatusOr<std::string> text = DoText(method, path_and_query, body, content_type, context);
+  if (!text.ok()) return text.status();
+  if (text->empty()) return json::object();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::DataLossError(absl::StrCat(context, ": response is not JSON"));
+  return j;
+}
+
+absl::StatusOr<std::string> RestKubeClient::DoText(const std::string& method,
+                                                   const std::string& path_and_query,
+                                                   const std::optional<json>& body,
+                                                   const std::string& content_type,
+                                                   const std::string& context) {
   absl::Duration backoff = absl::Milliseconds(200);
   absl::Status last;
   const absl::Time deadline = absl::Now() + config_.request_timeout;
@@ -228,13 +284,7 @@ absl::StatusOr<json> RestKubeClient::Do(const std::string& method,
       std::string text = resp.extract_string(true).get();
       const int code = resp.status_code();
       Observe(method, code);
-      if (code >= 200 && code < 300) {
-        if (text.empty()) return json::object();
-        json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-        if (j.is_discarded())
-          return absl::DataLossError(absl::StrCat(context, ": response is not JSON"));
-        return j;
-      }
+      if (code >= 200 && code < 300) return text;
       last = StatusFromHttp(code, text, context);
       if (auto it = resp.headers().find("Retry-After"); it != resp.headers().end()) {
         retry_after = ParseRetryAfter(it->second);
@@ -358,6 +408,31 @@ absl::StatusOr<std::unique_ptr<WatchStream>> RestKubeClient::Watch(const Resourc
     return std::unique_ptr<WatchStream>(new RestWatchStream(client, cts, std::move(resp)));
   } catch (const std::exception& e) {
     Observe("WATCH", 0);
+    return absl::UnavailableError(absl::StrCat(context, ": ", e.what()));
+  }
+}
+
+absl::StatusOr<std::string> RestKubeClient::GetText(const std::string& path_and_query,
+                                                    const std::string& context) {
+  return DoText("GET", path_and_query, std::nullopt, "", context);
+}
+
+absl::StatusOr<std::unique_ptr<LineStream>> RestKubeClient::StreamLines(
+    const std::string& path_and_query, const std::string& context, absl::Duration idle_timeout) {
+  limiter_.Wait();
+  auto client = std::make_shared<http::client::http_client>(
+      config_.server, MakeClientConfig(config_, idle_timeout));
+  http::http_request req = MakeRequest(config_, "GET", path_and_query);
+  pplx::cancellation_token_source cts;
+  try {
+    http::http_response resp = client->request(req, cts.get_token()).get();
+    Observe("GET", resp.status_code());
+    if (resp.status_code() != 200) {
+      return StatusFromHttp(resp.status_code(), resp.extract_string(true).get(), context);
+    }
+    return std::unique_ptr<LineStream>(new RestLineStream(client, cts, std::move(resp)));
+  } catch (const std::exception& e) {
+    Observe("GET", 0);
     return absl::UnavailableError(absl::StrCat(context, ": ", e.what()));
   }
 }

@@ -22,6 +22,17 @@ class http_client;
 
 namespace disttrain::kube {
 
+// The body of a streaming GET, one line at a time (pod logs with follow=true).
+class LineStream {
+ public:
+  virtual ~LineStream() = default;
+  // False when the stream ended (see status()); `line` has no trailing newline.
+  virtual bool Next(std::string* line) = 0;
+  // Ends the stream from another thread; a blocked Next() returns false.
+  virtual void Cancel() = 0;
+  virtual absl::Status status() const = 0;
+};
+
 class RestKubeClient : public KubeClient {
  public:
   // Told of every HTTP attempt: its method and status code (0 when no response came back).
@@ -52,10 +63,24 @@ class RestKubeClient : public KubeClient {
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Resource& r, const std::string& ns,
                                                      const ListOptions& options) override;
 
+  // Endpoints that answer text, not objects (pod logs, the kubelet's endpoints through the node
+  // proxy), for the kubectl plugin. `context` names the request in errors.
+  absl::StatusOr<std::string> GetText(const std::string& path_and_query,
+                                      const std::string& context);
+  // A GET whose body streams until the server ends it; given up after `idle_timeout` without a
+  // byte.
+  absl::StatusOr<std::unique_ptr<LineStream>> StreamLines(const std::string& path_and_query,
+                                                          const std::string& context,
+                                                          absl::Duration idle_timeout);
+
  private:
   explicit RestKubeClient(RestConfig config);
 
-  // Sends one request (with rate limiting and retries) and returns the decoded body.
+  // Sends one request (with rate limiting and retries) and returns the body as text.
+  absl::StatusOr<std::string> DoText(const std::string& method, const std::string& path_and_query,
+                                     const std::optional<nlohmann::json>& body,
+                                     const std::string& content_type, const std::string& context);
+  // DoText, with the body decoded as JSON.
   absl::StatusOr<nlohmann::json> Do(const std::string& method, const std::string& path_and_query,
                                     const std::optional<nlohmann::json>& body,
                                     const std::string& content_type, const std::string& context);

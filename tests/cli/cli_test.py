@@ -76,3 +76,49 @@ class RenderTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KubectlDtrTest(unittest.TestCase):
+    """The kubectl plugin's command line; what it shows of a cluster is tested on the real node."""
+
+    def test_help_documents_every_command_and_flag(self):
+        r = run("kubectl-dtr", "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for text in ("kubectl dtr logs JOB [-f]", "kubectl dtr status JOB", "kubectl dtr top JOB",
+                     "kubectl dtr render -f JOB.yaml", "-n, --namespace", "--kubeconfig", "--context",
+                     "--timestamps", "--role", "Exit codes:"):
+            self.assertIn(text, r.stdout)
+        logs = run("kubectl-dtr", "logs", "--help")
+        self.assertEqual(logs.returncode, 0, logs.stderr)
+        self.assertIn("--follow", logs.stdout)
+
+    def test_version_prints_the_release(self):
+        r = run("kubectl-dtr", "version")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"^kubectl-dtr \d+\.\d+\.\d+\n$")
+
+    def test_bad_invocations_exit_2_and_say_why(self):
+        for args, message in ((["frobnicate"], 'unknown command "frobnicate"'),
+                              (["status"], "want exactly one job name"),
+                              (["logs", "a", "b"], "want exactly one job name"),
+                              (["top", "j", "--no-such-flag"], "unknown flag --no-such-flag")):
+            with self.subTest(args=args):
+                r = run("kubectl-dtr", *args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(message, r.stderr)
+        self.assertEqual(run("kubectl-dtr").returncode, 2)
+
+    def test_an_unreachable_cluster_is_a_clear_error(self):
+        env = dict(os.environ, KUBECONFIG="/nonexistent/kubeconfig")
+        r = subprocess.run([os.path.join(BIN, "kubectl-dtr"), "status", "j"], capture_output=True, text=True,
+                           timeout=30, env=env)
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(r.stderr.startswith("Error: "), r.stderr)
+        self.assertIn("/nonexistent/kubeconfig", r.stderr)
+
+    def test_render_previews_a_job_like_the_operator(self):
+        quickstart = os.path.join(os.path.dirname(__file__), "../../examples/quickstart.yaml")
+        plugin = run("kubectl-dtr", "render", "-f", quickstart, "-o", "json")
+        operator = run("disttrain-operator", "render", "-f", quickstart, "-o", "json")
+        self.assertEqual(plugin.returncode, 0, plugin.stderr)
+        self.assertEqual(json.loads(plugin.stdout), json.loads(operator.stdout))

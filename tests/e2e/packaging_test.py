@@ -46,6 +46,38 @@ class CrdCopiesTest(unittest.TestCase):
 
 
 class PlainManifestsTest(unittest.TestCase):
+    def test_the_grafana_dashboard_is_shipped_twice_identically_and_plots_only_metrics_we_export(self):
+        dashboard = os.path.join(ROOT, "deploy", "grafana", "disttrain-dashboard.json")
+        self.assertTrue(filecmp.cmp(dashboard, os.path.join(CHART, "dashboards", "disttrain-dashboard.json"),
+                                    shallow=False), "charts/disttrain/dashboards differs from deploy/grafana: copy it over")
+        with open(dashboard) as f:
+            panels = json.load(f)["panels"]
+        exprs = [t["expr"] for p in panels for t in p.get("targets", [])]
+        self.assertGreaterEqual(len(exprs), 15)
+        sources = ""
+        for folder in ("operator", "trainer"):
+            for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+                for name in files:
+                    if name.endswith(".cc"):
+                        with open(os.path.join(dirpath, name)) as f:
+                            sources += f.read()
+        metrics = {re.sub(r"_(bucket|sum|count)$", "", m)
+                   for e in exprs for m in re.findall(r"\b((?:disttrain|controller_runtime|workqueue|rest_client|"
+                                                       r"leader_election)_[a-z_]+)", e)}
+        self.assertGreaterEqual(len(metrics), 14)
+        for m in sorted(metrics):
+            self.assertIn(f'"{m}"', sources, f"the dashboard plots {m}, which no binary exports")
+
+    def test_helm_renders_the_dashboard_config_map_and_the_pod_monitor_when_asked(self):
+        manifest = helm("template", "dt", CHART, "--set", "grafana.dashboard=true",
+                        "--set", "podMonitor.enabled=true").stdout
+        docs = [d for d in manifest.split("\n---\n") if "kind: ConfigMap" in d or "kind: PodMonitor" in d]
+        self.assertEqual(len(docs), 2, manifest[-2000:])
+        self.assertIn('grafana_dashboard: "1"', manifest)
+        self.assertIn("port: metrics", manifest)
+        self.assertIn("app.kubernetes.io/managed-by: disttrain-operator", manifest)
+        self.assertNotIn("kind: PodMonitor", helm("template", "dt", CHART).stdout)
+
     def test_kubectl_apply_deploy_installs_a_least_privilege_operator(self):
         deploy = os.path.join(ROOT, "deploy")
         try:

@@ -67,7 +67,8 @@ def operator_pods():
 
 
 def trainer_template(args, model_dir=None):
-    container = {"name": "tensorflow", "image": realnode.TRAINER_IMAGE, "imagePullPolicy": "Never", "args": args}
+    container = {"name": "tensorflow", "image": realnode.TRAINER_IMAGE, "imagePullPolicy": "Never", "args": args,
+                 "ports": [{"name": "metrics", "containerPort": 9095}]}
     spec = {"containers": [container]}
     if model_dir:
         container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
@@ -110,6 +111,49 @@ class LogFollower:
         self.thread.join(timeout=10)
         self.proc.stdout.close()
         self.proc.wait()
+
+
+BIN = os.environ.get("DISTTRAIN_BIN", os.path.join(ROOT, "build", "bin"))
+
+
+def dtr(*args, timeout=60):
+    """`kubectl dtr ...` found by kubectl on PATH, as a user installs the plugin."""
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", KUBECONFIG=KUBECONFIG)
+    return subprocess.run([os.path.join(TOOLS, "kubectl"), "dtr", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+class DtrLogs:
+    """`kubectl dtr logs JOB -f` in the background: every role's logs, merged."""
+
+    def __init__(self, ns, job):
+        env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", KUBECONFIG=KUBECONFIG)
+        self.proc = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "dtr", "logs", job, "-f", "-n", ns],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.lines, self.errors = [], []
+        self.threads = [threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True),
+                        threading.Thread(target=lambda: self.errors.extend(self.proc.stderr), daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def by_prefix(self):
+        out = {}
+        for line in list(self.lines):
+            prefix, sep, text = line.partition(" | ")
+            if sep:
+                out.setdefault(prefix.strip(), []).append(text)
+        return out
+
+    def wait(self, timeout):
+        code = self.proc.wait(timeout=timeout)
+        for t in self.threads:
+            t.join(timeout=10)
+        return code
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.wait(30)
 
 
 class RealNodeTest(unittest.TestCase):
@@ -156,6 +200,7 @@ class RealNodeTest(unittest.TestCase):
         states = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "dtr", "mnist",
                                    "-n", self.ns, "-w", "-o", "jsonpath={.status.state}{'\\n'}"],
                                   stdout=subprocess.PIPE, text=True)
+        merged = DtrLogs(self.ns, "mnist")
         self.wait_running("mnist-evaluator-0")
         follower = LogFollower(self.ns, "mnist-evaluator-0")
         try:
@@ -168,15 +213,56 @@ class RealNodeTest(unittest.TestCase):
             ids = [i for p in self.pods("mnist", "ps") + self.pods("mnist", "worker") for i in realnode.container_ids(p)]
             self.assertEqual(len(ids), 4)
             self.assertTrue(set(ids) <= realnode.running_task_ids())
+
+            # kubectl dtr top: every pod's CPU and memory from the kubelet while it trains.
+            def usage():
+                r = dtr("top", "mnist", "-n", self.ns)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                rows = [l.split() for l in r.stdout.splitlines() if l.startswith("mnist-")]
+                return len(rows) == 6 and all(re.fullmatch(r"\d+m", row[3]) and re.fullmatch(r"\d+Mi", row[4])
+                                              for row in rows) and r.stdout
+            top = wait_until("kubectl dtr top to show every pod's usage", usage, timeout=90)
+            # The trainer's /metrics on the port named "metrics", through the API server's pod proxy.
+            def scrape(pod):
+                text = kubectl("get", "--raw", f"/api/v1/namespaces/{self.ns}/pods/{pod}:metrics/proxy/metrics").stdout
+                return {l.rsplit(" ", 1)[0]: float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
+                        if l and not l.startswith("#")}
+            self.assertGreater(wait_until("the chief's global step on /metrics", lambda: scrape("mnist-chief-0").get(
+                "disttrain_trainer_global_step", 0) > 0 and scrape("mnist-chief-0")["disttrain_trainer_global_step"]), 0)
+            self.assertGreater(scrape("mnist-ps-0")["disttrain_ps_pushes_applied_total"], 0)
+            print(top)
+            self.assertTrue(any(int(l.split()[3][:-1]) > 0 for l in top.splitlines() if l.startswith("mnist-")))
             wait_until("the job to succeed", lambda: self.state("mnist") in ("Succeeded", "Failed"), timeout=600)
             succeeded = time.monotonic()
             self.assertEqual(self.state("mnist"), "Succeeded",
                              kubectl("logs", "-n", self.ns, "mnist-chief-0", check=False).stdout[-3000:])
             wait_until("the evaluator's final evaluation", lambda: any(
                 e["global_step"] >= 1500 for e in realnode.events_in(follower.text(), "eval")), timeout=120)
+            # kubectl dtr logs -f ends by itself once the job finished and every stream ended.
+            self.assertEqual(merged.wait(timeout=180), 0, "".join(merged.errors))
         finally:
             follower.stop()
+            merged.stop()
             states.kill()
+        logs = merged.by_prefix()
+        self.assertEqual(set(logs), {"mnist.chief.0", "mnist.ps.0", "mnist.ps.1", "mnist.worker.0",
+                                     "mnist.worker.1", "mnist.evaluator.0"}, "".join(merged.lines[:20]))
+        done = realnode.events_in("".join(logs["mnist.chief.0"]), "done")
+        self.assertEqual([d["global_step"] for d in done], [1500])
+        self.assertTrue(any("parameter server listening" in l for l in logs["mnist.ps.1"]))
+        self.assertIn(1500, [e["global_step"] for e in realnode.events_in("".join(logs["mnist.evaluator.0"]), "eval")])
+        # The chief's termination message became the job's result, in the status and in -o wide.
+        result = get_json("dtr", "mnist", "-n", self.ns)["status"]["result"]
+        self.assertEqual(result["globalStep"], 1500)
+        self.assertAlmostEqual(result["loss"], done[0]["loss"], places=6)
+        self.assertAlmostEqual(result["trainAccuracy"], done[0]["train_accuracy"], places=6)
+        wide = kubectl("get", "dtr", "mnist", "-n", self.ns, "-o", "wide").stdout.splitlines()
+        self.assertEqual(dict(zip(wide[0].split(), wide[1].split()))["STEP"], "1500", wide)
+        status = dtr("status", "mnist", "-n", self.ns)
+        self.assertEqual(status.returncode, 0, status.stderr)
+        self.assertIn("Result:     step 1500, loss ", status.stdout)
+        self.assertRegex(status.stdout, r"mnist-chief-0 +chief 0 +Succeeded +Terminated \(Completed, code 0\)")
+        print(status.stdout)
         seen = [x for x in states.stdout.read().split() if x]
         states.stdout.close()
         states.wait()
@@ -210,6 +296,7 @@ class RealNodeTest(unittest.TestCase):
         # run with the kill, 0.847 in the same run without it), within sync training's run-to-run
         # noise; the bar stays, with margin.
         apply(training_job("kill", model_dir, steps=2000), self.ns)
+        merged = DtrLogs(self.ns, "kill")
         self.wait_running("kill-chief-0")
         chief = LogFollower(self.ns, "kill-chief-0")
         evaluator = None
@@ -225,10 +312,15 @@ class RealNodeTest(unittest.TestCase):
             self.assertEqual(self.state("kill"), "Succeeded", chief.text()[-3000:])
             wait_until("the final evaluation", lambda: any(
                 e["global_step"] >= 2000 for e in realnode.events_in(evaluator.text(), "eval")), timeout=120)
+            self.assertEqual(merged.wait(timeout=180), 0, "".join(merged.errors))
         finally:
             chief.stop()
+            merged.stop()
             if evaluator:
                 evaluator.stop()
+        # kubectl dtr logs -f followed ps-1 into its restarted container: it started listening twice.
+        ps1 = merged.by_prefix()["kill.ps.1"]
+        self.assertEqual(sum("parameter server listening" in l for l in ps1), 2, "".join(ps1[-20:]))
         self.assertIn("lost a parameter server", chief.text())
         restores = realnode.events_in(chief.text(), "restore")
         self.assertTrue(restores, "the chief restored the parameter servers from a checkpoint")

@@ -1,0 +1,97 @@
+// `kubectl dtr status` and `kubectl dtr top`, and the errors every subcommand shares.
+#include "plugin/commands.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "operator/api/labels.h"
+#include "operator/kube/errors.h"
+#include "plugin/job_view.h"
+#include "plugin/usage.h"
+
+namespace disttrain::plugin {
+
+std::string ExplainError(const absl::Status& s, const Target& t) {
+  switch (s.code()) {
+    case absl::StatusCode::kPermissionDenied:
+      return absl::StrCat("Error: the API server refused: ", s.message(),
+                          "\nkubectl dtr needs get on distributedtrainings, list on pods, get on "
+                          "pods/log (logs) and nodes/proxy (top) in namespace \"",
+                          t.ns, "\"; check with `kubectl auth can-i get distributedtrainings -n ",
+                          t.ns, "`.\n");
+    case absl::StatusCode::kUnauthenticated:
+      return absl::StrCat("Error: the API server does not accept these credentials: ", s.message(),
+                          "\n");
+    default:
+      return absl::StrCat("Error: ", s.message(), "\n");
+  }
+}
+
+bool ReadJob(const Target& t, nlohmann::json* job, std::vector<nlohmann::json>* pods,
+             std::ostream& err) {
+  absl::StatusOr<nlohmann::json> j = t.client->Get(kube::kDistributedTrainings, t.ns, t.job);
+  if (!j.ok()) {
+    if (kube::IsNotFound(j.status())) {
+      err << "Error: distributedtraining \"" << t.job << "\" not found in namespace \"" << t.ns
+          << "\" (kubectl get dtr -n " << t.ns << " lists the jobs there)\n";
+    } else {
+      err << ExplainError(j.status(), t);
+    }
+    return false;
+  }
+  *job = *std::move(j);
+  kube::ListOptions options;
+  options.label_selector = absl::StrCat(api::kLabelJobName, "=", t.job);
+  absl::StatusOr<kube::ListResult> list = t.client->List(kube::kPods, t.ns, options);
+  if (!list.ok()) {
+    err << ExplainError(list.status(), t);
+    return false;
+  }
+  *pods = std::move(list->items);
+  return true;
+}
+
+int RunStatus(const Target& t, std::ostream& out, std::ostream& err) {
+  nlohmann::json job;
+  std::vector<nlohmann::json> pods;
+  if (!ReadJob(t, &job, &pods, err)) return 1;
+  out << FormatStatus(job, ReadPods(t.job, pods), absl::Now());
+  return 0;
+}
+
+int RunTop(const Target& t, std::ostream& out, std::ostream& err) {
+  nlohmann::json job;
+  std::vector<nlohmann::json> pods;
+  if (!ReadJob(t, &job, &pods, err)) return 1;
+  const std::vector<PodRow> rows = ReadPods(t.job, pods);
+  std::map<std::string, PodUsage> usage;
+  std::map<std::string, std::string> node_errors;
+  std::map<std::string, bool> nodes;
+  for (const PodRow& r : rows) {
+    if (!r.node.empty()) nodes[r.node] = true;
+  }
+  for (const auto& [node, unused] : nodes) {
+    absl::StatusOr<std::string> text =
+        t.client->GetText(absl::StrCat("/api/v1/nodes/", node, "/proxy/stats/summary"),
+                          absl::StrCat("read the kubelet summary of node ", node));
+    nlohmann::json summary = text.ok()
+                                 ? nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false)
+                                 : nlohmann::json();
+    if (!text.ok()) {
+      if (text.status().code() == absl::StatusCode::kPermissionDenied) {
+        err << ExplainError(text.status(), t);
+        return 1;
+      }
+      node_errors[node] = std::string(text.status().message());
+    } else if (!summary.is_object()) {
+      node_errors[node] = "the kubelet's summary is not JSON";
+    } else {
+      usage.merge(ReadSummary(summary));
+    }
+  }
+  out << FormatTop(rows, usage, node_errors);
+  return 0;
+}
+
+}  // namespace disttrain::plugin

@@ -1,0 +1,165 @@
+// The views of kubectl dtr: pod rows, the status report, merged log lines and the top table.
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "plugin/job_view.h"
+#include "plugin/log_lines.h"
+#include "plugin/usage.h"
+
+namespace disttrain::plugin {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+json Pod(const std::string& role, int index, const std::string& phase, json container_state,
+         int restarts = 0) {
+  return {
+      {"metadata",
+       {{"name", "mnist-" + role + "-" + std::to_string(index)},
+        {"uid", role + std::to_string(index)},
+        {"creationTimestamp", "2026-11-22T10:00:00Z"},
+        {"labels",
+         {{"disttrain.io/replica-type", role},
+          {"disttrain.io/replica-index", std::to_string(index)}}}}},
+      {"spec",
+       {{"nodeName", "node-1"}, {"containers", {{{"name", "sidecar"}}, {{"name", "tensorflow"}}}}}},
+      {"status",
+       {{"phase", phase},
+        {"conditions", {{{"type", "Ready"}, {"status", phase == "Running" ? "True" : "False"}}}},
+        {"containerStatuses",
+         {{{"name", "sidecar"}, {"restartCount", 9}, {"state", {{"running", json::object()}}}},
+          {{"name", "tensorflow"}, {"restartCount", restarts}, {"state", container_state}}}}}}};
+}
+
+absl::Time At(const std::string& rfc3339) {
+  absl::Time t;
+  std::string err;
+  EXPECT_TRUE(absl::ParseTime(absl::RFC3339_full, rfc3339, &t, &err)) << err;
+  return t;
+}
+
+TEST(JobViewTest, RowsComeInRoleOrderWithTheMainContainersState) {
+  std::vector<PodRow> rows = ReadPods(
+      "mnist",
+      {Pod("worker", 1, "Running", {{"running", json::object()}}),
+       Pod("evaluator", 0, "Pending", {{"waiting", {{"reason", "ContainerCreating"}}}}),
+       Pod("ps", 0, "Running", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}, 3),
+       Pod("worker", 0, "Succeeded", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}),
+       Pod("chief", 0, "Running", {{"running", json::object()}})});
+  std::vector<std::string> names;
+  for (const PodRow& r : rows) names.push_back(r.name);
+  EXPECT_THAT(names, ElementsAre("mnist-chief-0", "mnist-ps-0", "mnist-worker-0", "mnist-worker-1",
+                                 "mnist-evaluator-0"));
+  EXPECT_EQ(rows[0].prefix, "mnist.chief.0");
+  EXPECT_EQ(rows[0].container, "tensorflow");
+  EXPECT_EQ(rows[1].state, "Waiting (CrashLoopBackOff)");
+  EXPECT_EQ(rows[1].restarts, 3) << "the main container's, not the sidecar's";
+  EXPECT_TRUE(rows[1].container_started) << "a restarting container has logs of its last run";
+  EXPECT_EQ(rows[2].state, "Terminated (Completed, code 0)");
+  EXPECT_TRUE(rows[2].container_started);
+  EXPECT_FALSE(rows[4].container_started);
+  EXPECT_TRUE(rows[0].ready);
+}
+
+TEST(JobViewTest, StatusShowsStateReplicasResultPodsAndConditions) {
+  json job = json::parse(
+      R"({"metadata": {"name": "mnist", "namespace": "ml", "creationTimestamp": "2026-11-22T10:00:00Z"},
+    "status": {"state": "Succeeded",
+      "replicaStatuses": {"Chief": {"progress": "0/1", "succeeded": 1}, "PS": {"progress": "0/2", "restarts": 1}},
+      "result": {"globalStep": 1500, "loss": 0.31254, "accuracy": 0.8531, "evaluatedStep": 1500},
+      "conditions": [{"type": "Succeeded", "status": "True", "reason": "JobSucceeded",
+                      "message": "the chief succeeded", "lastTransitionTime": "2026-11-22T10:05:00Z"}]}})");
+  std::vector<PodRow> rows = ReadPods(
+      "mnist",
+      {Pod("chief", 0, "Succeeded", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}})});
+  const std::string out = FormatStatus(job, rows, At("2026-11-22T10:07:30Z"));
+  EXPECT_THAT(out, HasSubstr("Job:        ml/mnist\n"));
+  EXPECT_THAT(out, HasSubstr("State:      Succeeded, created 7m ago\n"));
+  EXPECT_THAT(
+      out, HasSubstr("Replicas:   Chief 0/1 running, 1 succeeded   PS 0/2 running, 1 restarts\n"));
+  EXPECT_THAT(
+      out,
+      HasSubstr(
+          "Result:     step 1500, loss 0.3125, test accuracy 0.8531, evaluated at step 1500\n"));
+  EXPECT_THAT(out, HasSubstr("POD             ROLE      PHASE       CONTAINER                      "
+                             "  READY   RESTARTS   NODE     AGE\n"
+                             "mnist-chief-0   chief 0   Succeeded   Terminated (Completed, code 0) "
+                             "  no      0          node-1   7m\n"));
+  EXPECT_THAT(out, HasSubstr("Succeeded   True     JobSucceeded   2m    the chief succeeded\n"));
+}
+
+TEST(JobViewTest, StatusOfAJobTheOperatorHasNotSeen) {
+  const std::string out = FormatStatus(
+      json::parse(R"({"metadata": {"name": "j", "namespace": "n"}})"), {}, absl::Now());
+  EXPECT_THAT(out, HasSubstr("State:      Pending (not seen by the operator yet)\n"));
+  EXPECT_THAT(out, HasSubstr("Result:     none yet\n"));
+  EXPECT_THAT(out, HasSubstr("No pods.\n"));
+}
+
+TEST(JobViewTest, AgesReadLikeKubectls) {
+  EXPECT_EQ(FormatAge(absl::Seconds(59)), "59s");
+  EXPECT_EQ(FormatAge(absl::Seconds(119)), "119s");
+  EXPECT_EQ(FormatAge(absl::Minutes(7)), "7m");
+  EXPECT_EQ(FormatAge(absl::Hours(5)), "5h");
+  EXPECT_EQ(FormatAge(absl::Hours(72)), "3d");
+  EXPECT_EQ(FormatAge(-absl::Seconds(3)), "0s");
+}
+
+TEST(LogLinesTest, SplitsTheTimestampTheApiServerAdds) {
+  LogLine l = ParseLogLine("2026-11-22T10:00:01.5Z {\"event\":\"step\"}");
+  ASSERT_TRUE(l.time.has_value());
+  EXPECT_EQ(*l.time, At("2026-11-22T10:00:01.5Z"));
+  EXPECT_EQ(l.text, "{\"event\":\"step\"}");
+  EXPECT_FALSE(ParseLogLine("no timestamp here").time.has_value());
+  EXPECT_EQ(ParseLogLine("no timestamp here").text, "no timestamp here");
+}
+
+TEST(LogLinesTest, MergesPodsInTimeOrderWithAlignedPrefixes) {
+  // Fractions of different lengths (RFC 3339 drops trailing zeros) must compare as times.
+  std::vector<PodLog> logs = {
+      {"mnist.chief.0",
+       {ParseLogLine("2026-11-22T10:00:01.1Z chief a"), ParseLogLine("continued"),
+        ParseLogLine("2026-11-22T10:00:03Z chief b")}},
+      {"mnist.ps.0",
+       {ParseLogLine("2026-11-22T10:00:01.05Z ps a"), ParseLogLine("2026-11-22T10:00:02Z ps b")}}};
+  EXPECT_THAT(
+      MergeLogs(logs, false),
+      ElementsAre("mnist.ps.0    | ps a", "mnist.chief.0 | chief a", "mnist.chief.0 | continued",
+                  "mnist.ps.0    | ps b", "mnist.chief.0 | chief b"));
+  EXPECT_EQ(MergeLogs(logs, true)[0], "2026-11-22T10:00:01.05+00:00 mnist.ps.0    | ps a");
+}
+
+TEST(UsageTest, ReadsTheSummaryAndFormatsMillicoresAndMebibytes) {
+  json summary = json::parse(R"({"node": {"nodeName": "node-1"}, "pods": [
+    {"podRef": {"name": "mnist-chief-0", "namespace": "ml", "uid": "chief0"},
+     "cpu": {"usageNanoCores": 250400000}, "memory": {"workingSetBytes": 52428800}},
+    {"podRef": {"name": "mnist-ps-0", "namespace": "ml", "uid": "ps0"}, "cpu": {}, "memory": {"workingSetBytes": 1048576}},
+    {"podRef": {"name": "other", "namespace": "ml", "uid": "x"}}]})");
+  std::map<std::string, PodUsage> usage = ReadSummary(summary);
+  ASSERT_EQ(usage.size(), 3u);
+  EXPECT_EQ(usage["chief0"].nano_cores, 250400000u);
+  EXPECT_FALSE(usage["ps0"].nano_cores.has_value());
+  std::vector<PodRow> rows =
+      ReadPods("mnist", {Pod("chief", 0, "Running", {{"running", json::object()}}),
+                         Pod("ps", 0, "Running", {{"running", json::object()}})});
+  rows.push_back(rows[1]);
+  rows[2].name = "mnist-ps-1";
+  rows[2].uid = "ps1";
+  rows[2].node = "node-2";
+  EXPECT_EQ(FormatTop(rows, usage, {{"node-2", "no kubelet"}}),
+            "POD             ROLE      CPU(cores)   MEMORY(bytes)   NODE\n"
+            "mnist-chief-0   chief 0   250m         50Mi            node-1\n"
+            "mnist-ps-0      ps 0      -            1Mi             node-1\n"
+            "mnist-ps-1      ps 0      <unknown>    <unknown>       node-2\n"
+            "TOTAL                     250m         51Mi            \n"
+            "node node-2: no kubelet\n");
+}
+
+}  // namespace
+}  // namespace disttrain::plugin
