@@ -83,4 +83,8 @@ say "and once their pods terminated, the parameter servers are gone:"
 kubectl get pods -l disttrain.io/job-name=dist
 say "kubectl describe distributedtraining dist (events)"
 kubectl describe distributedtraining dist | sed -n '/^Events:/,$p'
+say "kubectl get dtr -o wide   (the result: final step, loss, test accuracy when the evaluator reported it)"
+kubectl get dtr dist -o wide
+say "kubectl dtr status dist   (the kubectl plugin, build/bin/kubectl-dtr)"
+PATH="$root/build/bin:$PATH" kubectl dtr status dist
 say "done. The cluster keeps running: export KUBECONFIG=$KUBECONFIG PATH=$root/build/tools/bin:\$PATH; make cluster-down stops it."
