@@ -86,6 +86,8 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
     UpdateCounts(p);
     p.status.result = UpdateResult(
         p.PodList(), p.job.spec.replica_specs.contains(api::ReplicaType::kChief), p.status.result);
+    if (p.status.result && p.status.result != p.original.result)
+      p.Note("TrainingResult", DescribeResult(*p.status.result));
   }
   if (p.deleted) return runtime::ReconcileResult{};
   // Nothing is replaced unless the status counting it is written: a failed write leaves the

@@ -1,5 +1,8 @@
 #include "operator/controller/result_policy.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "operator/api/codec.h"
 
@@ -44,6 +47,18 @@ std::optional<api::JobResult> UpdateResult(const std::vector<PodState>& pods, bo
     }
   }
   return previous;
+}
+
+std::string DescribeResult(const api::JobResult& r) {
+  std::vector<std::string> parts;
+  if (r.global_step) parts.push_back(absl::StrCat("global step ", *r.global_step));
+  if (r.loss) parts.push_back(absl::StrFormat("loss %.4f", *r.loss));
+  if (r.train_accuracy) parts.push_back(absl::StrFormat("train accuracy %.4f", *r.train_accuracy));
+  if (r.accuracy) {
+    parts.push_back(absl::StrFormat("test accuracy %.4f", *r.accuracy));
+    if (r.evaluated_step) parts.back() += absl::StrCat(" at step ", *r.evaluated_step);
+  }
+  return absl::StrJoin(parts, ", ");
 }
 
 }  // namespace disttrain::controller

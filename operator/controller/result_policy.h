@@ -6,6 +6,7 @@
 #define DISTTRAIN_OPERATOR_CONTROLLER_RESULT_POLICY_H_
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "operator/api/types.h"
@@ -15,6 +16,9 @@ namespace disttrain::controller {
 
 std::optional<api::JobResult> UpdateResult(const std::vector<PodState>& pods, bool has_chief,
                                            std::optional<api::JobResult> previous);
+
+// "global step 1500, loss 0.3741, test accuracy 0.8456 at step 1500": the event a new result gets.
+std::string DescribeResult(const api::JobResult& result);
 
 }  // namespace disttrain::controller
 

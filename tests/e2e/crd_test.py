@@ -76,7 +76,10 @@ class CrdTest(unittest.TestCase):
         apply(job("columns", Worker=1), self.ns)
         out = kubectl("get", "dtr", "-n", self.ns, "-o", "wide").stdout
         header = out.splitlines()[0].split()
-        self.assertEqual(header, ["NAME", "STATE", "WORKERS", "PS", "CHIEF", "EVALUATOR", "AGE"])
+        self.assertEqual(header, ["NAME", "STATE", "WORKERS", "PS", "CHIEF", "EVALUATOR", "STEP", "LOSS", "ACCURACY",
+                                  "AGE"])
+        narrow = kubectl("get", "dtr", "-n", self.ns).stdout.splitlines()[0].split()
+        self.assertEqual(narrow, ["NAME", "STATE", "WORKERS", "PS", "AGE"])
         self.assertIn("columns", out)
 
     def test_keeps_unknown_template_fields(self):

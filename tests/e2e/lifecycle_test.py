@@ -130,6 +130,9 @@ class LifecycleTest(unittest.TestCase):
         self.assertEqual(status["result"], {"globalStep": 1500, "loss": 0.3125, "trainAccuracy": 0.875,
                                             "trainSeconds": 42.5, "accuracy": 0.8531, "evalLoss": 0.41,
                                             "evaluatedStep": 1500})
+        told = [m for r, m in self.events("result") if r == "TrainingResult"]
+        self.assertIn("global step 1500, loss 0.3125, train accuracy 0.8750, test accuracy 0.8531 at step 1500",
+                      told)
         wide = kubectl("get", "dtr", "result", "-n", self.ns, "-o", "wide").stdout.splitlines()
         row = dict(zip(wide[0].split(), wide[1].split()))
         self.assertEqual((row["STEP"], row["LOSS"], row["ACCURACY"]), ("1500", "0.3125", "0.8531"), wide)

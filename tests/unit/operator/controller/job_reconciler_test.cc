@@ -61,10 +61,12 @@ TEST(JobReconcilerTest, CopiesTheChiefsResultIntoTheStatusAndKeepsIt) {
   EXPECT_EQ(h.Status().result->global_step, 500);
   EXPECT_EQ(h.Status().result->loss, 0.5);
   EXPECT_EQ(h.Status().result->train_accuracy, 0.8);
+  EXPECT_EQ(h.events.Count("TrainingResult"), 1);
 
   ASSERT_TRUE(h.client.Delete(kube::kPods, "default", "dist-chief-0", {}).ok());
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.Status().result->global_step, 500) << "the result outlives the chief's pod";
+  EXPECT_EQ(h.events.Count("TrainingResult"), 1) << "told once";
 }
 
 TEST(JobReconcilerTest, RestartsAFailedWorkerAndCountsItOnce) {

@@ -233,6 +233,13 @@ INSTANTIATE_TEST_SUITE_P(
                    Both()}),
     [](const auto& info) { return info.param.name; });
 
+TEST(ResultPolicyTest, DescribesWhatIsKnown) {
+  EXPECT_EQ(
+      DescribeResult(Both()),
+      "global step 1000, loss 0.2500, train accuracy 0.9000, test accuracy 0.8500 at step 900");
+  EXPECT_EQ(DescribeResult(Evaluated()), "test accuracy 0.8500 at step 900");
+}
+
 TEST(SuccessPolicyTest, ChiefDecidesWhenThereIsOne) {
   auto job = JobBuilder("d").Chief().Workers(2).Build();
   EXPECT_FALSE(SuccessMessage(job, [](ReplicaType t, int) { return t == ReplicaType::kWorker; }));
