@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf format clean help
+.PHONY: deps tools configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-peer format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -62,6 +62,11 @@ bench: build cluster-up release-bins bench-tf ## Run the benchmarks; each prints
 
 bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server and ours, side by side.
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/compare_tensorflow.py --trainer-bench $(BUILD_DIR)/release/bin/trainer_bench --runs 5
+
+bench-peer: tools cluster-up ## Our operator against Kubeflow's training-operator and a bare client (docs/operations.md).
+	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
+	@cmake --build $(BUILD_DIR)/release --target disttrain-operator bare_client >/dev/null
+	@python3 bench/peer/peer_bench.py --bin $(BUILD_DIR)/release/bin --runs 3 --write-docs
 
 format: ## Format the C++ sources with clang-format.
 	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i

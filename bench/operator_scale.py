@@ -38,13 +38,12 @@ def job_manifest(name, chief_seconds):
 class PodWatcher:
     """Records when this process saw each pod event (one kubectl watch, one clock)."""
 
-    def __init__(self, namespace):
+    def __init__(self, namespace, selector="app.kubernetes.io/managed-by=disttrain-operator"):
         tmpl = ('{.type} {.object.metadata.name} {.object.status.phase} '
                 '{.object.metadata.deletionTimestamp}{"\\n"}')
         self.cmd = [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods", "-n", namespace,
-                    "-l", "app.kubernetes.io/managed-by=disttrain-operator", "-w", "--output-watch-events",
-                    "-o", f"jsonpath={tmpl}"]
-        self.added, self.succeeded, self.deleting = {}, {}, {}
+                    "-l", selector, "-w", "--output-watch-events", "-o", f"jsonpath={tmpl}"]
+        self.added, self.running, self.succeeded, self.deleting = {}, {}, {}, {}
         self.restarts = 0
         self.stopping = False
         self.proc = self.start()
@@ -77,6 +76,8 @@ class PodWatcher:
             deleting = len(parts) > 3
             if kind == "ADDED":
                 self.added.setdefault(name, now)
+            if phase == "Running":
+                self.running.setdefault(name, now)
             if phase == "Succeeded":
                 self.succeeded.setdefault(name, now)
             if deleting or kind == "DELETED":
@@ -86,6 +87,11 @@ class PodWatcher:
         self.stopping = True
         self.proc.terminate()
         self.proc.wait()
+
+
+def current_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int([l for l in f if l.startswith("VmRSS:")][0].split()[1]) / 1024
 
 
 def proc_usage(pid):

@@ -1,0 +1,122 @@
+// The API server's own limit for the peer benchmark: the Services and Pods of N 7-pod jobs
+// created by a minimal client with T threads and no client-side rate limit, so an operator's
+// creation time reads as a ratio to what this machine's API server can take.
+//   bare_client --kubeconfig FILE --namespace NS --jobs 100 --threads 16
+// Prints one JSON line: {"objects":..,"seconds":..,"threads":..,"errors":..}.
+#include <atomic>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/flags.h"
+#include "operator/kube/config.h"
+#include "operator/kube/errors.h"
+#include "operator/kube/rest_kube_client.h"
+
+namespace {
+
+using nlohmann::json;
+using namespace disttrain;  // NOLINT: a benchmark tool
+
+// What the operators create for one replica: a headless Service and a Pod with TF_CONFIG.
+std::pair<json, json> Replica(const std::string& job, const std::string& role, int index) {
+  const std::string name = absl::StrCat(job, "-", role, "-", index);
+  json labels = {{"bench.disttrain.io/job", job},
+                 {"bench.disttrain.io/role", role},
+                 {"bench.disttrain.io/index", absl::StrCat(index)}};
+  json service = {{"apiVersion", "v1"},
+                  {"kind", "Service"},
+                  {"metadata", {{"name", name}, {"labels", labels}}},
+                  {"spec",
+                   {{"clusterIP", "None"},
+                    {"publishNotReadyAddresses", true},
+                    {"selector", labels},
+                    {"ports", {{{"name", "tfjob-port"}, {"port", 2222}}}}}}};
+  json annotations = json::object();
+  if (role == "chief") {
+    annotations = {{"test.disttrain.io/exit-code", "0"}, {"test.disttrain.io/run-seconds", "15"}};
+  }
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"labels", labels}, {"annotations", annotations}}},
+              {"spec",
+               {{"restartPolicy", "Never"},
+                {"hostname", name},
+                {"subdomain", name},
+                {"containers",
+                 {{{"name", "tensorflow"},
+                   {"image", "registry.example/trainer:1"},
+                   {"resources", {{"requests", {{"cpu", "100m"}}}}},
+                   {"ports", {{{"name", "tfjob-port"}, {"containerPort", 2222}}}},
+                   {"env", {{{"name", "TF_CONFIG"}, {"value", "{\"cluster\":{}}"}}}}}}}}}};
+  return {service, pod};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string kubeconfig, ns = "default";
+  int64_t jobs = 100, threads = 16;
+  FlagSet flags("bare_client --kubeconfig FILE --namespace NS [--jobs N] [--threads T]");
+  flags.String("kubeconfig", &kubeconfig, "Kubeconfig of the cluster.");
+  flags.String("namespace", &ns, "Namespace to create the objects in.");
+  flags.Int("jobs", &jobs, "7-pod jobs whose Services and Pods to create.");
+  flags.Int("threads", &threads, "Requests in flight at once.");
+  absl::StatusOr<std::vector<std::string>> rest = flags.Parse({argv + 1, argv + argc});
+  if (!rest.ok() || flags.help_requested()) {
+    std::cerr << (rest.ok() ? flags.Help() : std::string(rest.status().message())) << "\n";
+    return rest.ok() ? 0 : 2;
+  }
+  absl::StatusOr<kube::RestConfig> config = kube::LoadConfig(kubeconfig, "");
+  if (!config.ok()) {
+    std::cerr << config.status() << "\n";
+    return 1;
+  }
+  config->qps = 1e6;  // no client-side limit: the API server is the limit
+  config->burst = 1000000;
+  config->user_agent = "disttrain-bench-bare-client";
+  absl::StatusOr<std::unique_ptr<kube::RestKubeClient>> client =
+      kube::RestKubeClient::Create(*config);
+  if (!client.ok()) {
+    std::cerr << client.status() << "\n";
+    return 1;
+  }
+  std::vector<std::pair<const kube::Resource*, json>> objects;
+  const std::vector<std::pair<std::string, int>> roles = {
+      {"chief", 1}, {"ps", 2}, {"worker", 3}, {"evaluator", 1}};
+  for (int j = 0; j < jobs; ++j) {
+    for (const auto& [role, n] : roles) {
+      for (int i = 0; i < n; ++i) {
+        auto [service, pod] = Replica(absl::StrCat("bare-", j), role, i);
+        objects.emplace_back(&kube::kServices, service);
+        objects.emplace_back(&kube::kPods, pod);
+      }
+    }
+  }
+  std::atomic<size_t> next{0};
+  std::atomic<int> errors{0};
+  const absl::Time start = absl::Now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < objects.size(); i = next++) {
+        absl::StatusOr<json> r = (*client)->Create(*objects[i].first, ns, objects[i].second);
+        if (!r.ok() && !kube::IsAlreadyExists(r.status())) {
+          if (errors++ == 0) std::cerr << r.status() << "\n";
+        }
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  std::cout << json{{"objects", objects.size()},
+                    {"seconds", seconds},
+                    {"threads", threads},
+                    {"errors", errors.load()}}
+                   .dump()
+            << "\n";
+  return errors.load() == 0 ? 0 : 1;
+}

@@ -1,0 +1,235 @@
+"""disttrain's operator side by side with Kubeflow's training-operator (the peer), one after the
+other on the same local cluster (kwok nodes), with equivalent jobs: N jobs of 7 pods (chief, 2 PS,
+3 workers, evaluator; the chief exits 0 after 15 s + i x 0.3 s), cleanPodPolicy Running for both.
+
+Contenders, each run --runs times, interleaved:
+  disttrain           our operator, release build, its defaults (4 workers, 100 QPS / 200 burst)
+  peer-defaults       training-operator at its defaults (1 thread, 20 QPS / 30 burst)
+  peer-matched        training-operator with our threads and rate limits (4, 100/200)
+  bare-client         the same Services and Pods created by a minimal parallel client with no
+                      client-side limit (bench/peer/bare_client.cc): the API server's own limit
+
+Figures per run: seconds from apply until all pods exist, all Running, all jobs Succeeded; PS
+teardown latency after the chief's exit (p50/p99); operator CPU seconds and peak RSS; RSS idle
+with every job present. Prints one JSON line per run, then medians as a markdown table.
+
+  python3 bench/peer/peer_bench.py --bin build/release/bin [--jobs 100] [--runs 3] [--write-docs]
+"""
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "e2e"))
+from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until  # noqa: E402
+from crd_test import install_crd  # noqa: E402
+from operator_scale import PodWatcher, current_rss_mb, job_manifest, percentile, proc_usage  # noqa: E402
+
+PEER_NS = "disttrain-peer-system"
+CHIEF_SECONDS, SPREAD_SECONDS = 15, 0.3
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tfjob_manifest(name, chief_seconds):
+    """The TFJob equivalent of operator_scale.job_manifest."""
+    dtr = job_manifest(name, chief_seconds)
+    specs = {role: {"replicas": spec["replicas"], "restartPolicy": "Never", "template": spec["template"]}
+             for role, spec in dtr["spec"]["replicaSpecs"].items()}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
+            "spec": {"runPolicy": {"cleanPodPolicy": "Running"}, "tfReplicaSpecs": specs}}
+
+
+class Peer:
+    """training-operator out of cluster: its webhook certificate secret and configuration exist
+    (empty, so no admission call is ever made) and it serves its webhook on a free port."""
+
+    def __init__(self, folder, args):
+        self.folder, self.args, self.proc = folder, args, None
+
+    @staticmethod
+    def install(folder):
+        kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(folder, "kubeflow.org_tfjobs.yaml"))
+        kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=60s")
+        kubectl("create", "namespace", PEER_NS, check=False)
+        apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "training-operator-webhook-cert"}}, PEER_NS)
+        apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+               "metadata": {"name": "validator.training-operator.kubeflow.org"}, "webhooks": []})
+
+    def start(self):
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="peer-", suffix=".log", delete=False)
+        env = dict(os.environ, KUBECONFIG=KUBECONFIG, MY_POD_NAMESPACE=PEER_NS)
+        self.proc = subprocess.Popen(
+            [os.path.join(self.folder, "training-operator"), "--enable-scheme=tfjob",
+             "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0",
+             f"--webhook-server-port={free_port()}", *self.args], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        wait_until("the peer's TFJob controller to start its workers", lambda: self.ready(), timeout=120)
+        return self
+
+    def ready(self):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"training-operator exited {self.proc.returncode}: {open(self.log.name).read()[-2000:]}")
+        return re.search(r'"Starting workers".*tfjob-controller', open(self.log.name).read())
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Ours:
+    def __init__(self, binary, args):
+        self.binary, self.args, self.proc = binary, args, None
+
+    def start(self):
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="disttrain-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen([self.binary, "--kubeconfig", KUBECONFIG, "--metrics-bind-address",
+                                      "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", *self.args],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        wait_until("the operator's caches", lambda: "caches synced" in open(self.log.name).read(), timeout=60)
+        return self
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def succeeded_jobs(kind, ns):
+    items = get_json(kind, "-n", ns)["items"]
+    if kind == "tfjobs":
+        return sum(any(c["type"] == "Succeeded" and c["status"] == "True" for c in j.get("status", {}).get(
+            "conditions", [])) for j in items)
+    return sum(j.get("status", {}).get("state") == "Succeeded" for j in items)
+
+
+def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900):
+    with Namespace("peer") as ns:
+        operator.start()
+        watcher = PodWatcher(ns, selector)
+        try:
+            pid = operator.proc.pid
+            cpu0, _ = proc_usage(pid)
+            start = time.monotonic()
+            items = [manifest(f"job-{i:03d}", CHIEF_SECONDS + i * SPREAD_SECONDS) for i in range(jobs)]
+            apply({"apiVersion": "v1", "kind": "List", "items": items}, ns)
+            wait_until("every pod to exist", lambda: len(watcher.added) >= 7 * jobs, timeout=timeout)
+            created = max(watcher.added.values()) - start
+            wait_until("every pod to run", lambda: len(watcher.running) >= 7 * jobs, timeout=timeout)
+            running = max(watcher.running.values()) - start
+            wait_until(f"all {jobs} jobs to succeed", lambda: succeeded_jobs(kind, ns) == jobs, timeout=timeout)
+            succeeded = time.monotonic() - start
+            wait_until("every parameter server to be deleted", lambda: all(
+                f"job-{i:03d}-ps-{k}" in watcher.deleting for i in range(jobs) for k in range(2)), timeout=timeout)
+            cpu1, peak = proc_usage(pid)
+            time.sleep(10)  # idle: every job present, nothing to do
+            idle = current_rss_mb(pid)
+            latencies = [(watcher.deleting[f"job-{i:03d}-ps-{k}"] - watcher.succeeded[f"job-{i:03d}-chief-0"]) * 1000
+                         for i in range(jobs) for k in range(2)]
+        finally:
+            watcher.stop()
+            operator.stop()
+    return {"contender": name, "jobs": jobs, "all_pods_exist_s": round(created, 2),
+            "all_running_s": round(running, 2), "all_succeeded_s": round(succeeded, 2),
+            "ps_teardown_ms_p50": round(percentile(latencies, 50), 1),
+            "ps_teardown_ms_p99": round(percentile(latencies, 99), 1),
+            "cpu_s": round(cpu1 - cpu0, 2), "peak_rss_mb": round(peak, 1), "idle_rss_mb": round(idle, 1)}
+
+
+def run_bare(bare_client, jobs, threads=16):
+    with Namespace("bare") as ns:
+        out = subprocess.run([bare_client, "--kubeconfig", KUBECONFIG, "--namespace", ns, "--jobs", str(jobs),
+                              "--threads", str(threads)], capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            raise AssertionError(f"bare_client failed: {out.stderr[-2000:]}")
+        r = json.loads(out.stdout)
+    return {"contender": "bare-client", "jobs": jobs, "all_pods_exist_s": round(r["seconds"], 2),
+            "objects": r["objects"], "threads": threads}
+
+
+COLUMNS = [("all_pods_exist_s", "pods exist (s)"), ("all_running_s", "all Running (s)"),
+           ("all_succeeded_s", "all Succeeded (s)"), ("ps_teardown_ms_p50", "PS teardown p50 (ms)"),
+           ("ps_teardown_ms_p99", "PS teardown p99 (ms)"), ("cpu_s", "CPU (s)"), ("peak_rss_mb", "peak RSS (MB)"),
+           ("idle_rss_mb", "idle RSS (MB)")]
+
+
+def table(results, jobs, runs):
+    by = {}
+    for r in results:
+        by.setdefault(r["contender"], []).append(r)
+    med = {name: {k: statistics.median(r[k] for r in rs) for k, _ in COLUMNS if k in rs[0]} for name, rs in by.items()}
+    lines = [f"| {jobs} jobs x 7 pods, medians of {runs} | " + " | ".join(t for _, t in COLUMNS) + " |",
+             "|---" * (len(COLUMNS) + 1) + "|"]
+    for name, m in med.items():
+        lines.append(f"| {name} | " + " | ".join(f"{m[k]:g}" if k in m else "-" for k, _ in COLUMNS) + " |")
+    ours, bare = med.get("disttrain"), med.get("bare-client")
+    notes = []
+    if ours and bare:
+        notes.append(f"disttrain creates every pod in {ours['all_pods_exist_s'] / bare['all_pods_exist_s']:.2f}x "
+                     f"the bare client's time")
+    for peer in ("peer-matched", "peer-defaults"):
+        if ours and peer in med:
+            p = med[peer]
+            notes.append(f"against {peer}: CPU {ours['cpu_s'] / p['cpu_s']:.2f}x, peak RSS "
+                         f"{ours['peak_rss_mb'] / p['peak_rss_mb']:.2f}x, PS teardown p99 "
+                         f"{ours['ps_teardown_ms_p99'] / p['ps_teardown_ms_p99']:.3f}x, pods exist "
+                         f"{ours['all_pods_exist_s'] / p['all_pods_exist_s']:.2f}x")
+    return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "release", "bin"))
+    ap.add_argument("--jobs", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", default="disttrain,peer-defaults,peer-matched,bare-client")
+    ap.add_argument("--write-docs", action="store_true", help="replace the table in docs/operations.md")
+    a = ap.parse_args()
+    folder = subprocess.run([os.path.join(HERE, "build-peer.sh")], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    install_crd()
+    Peer.install(folder)
+    matched = ["--controller-threads=4", "--kube-api-qps=100", "--kube-api-burst=200"]
+    contenders = {
+        "disttrain": lambda: run_operator("disttrain", Ours(os.path.join(a.bin, "disttrain-operator"), []),
+                                          "dtr", job_manifest, "app.kubernetes.io/managed-by=disttrain-operator",
+                                          a.jobs),
+        "peer-defaults": lambda: run_operator("peer-defaults", Peer(folder, []), "tfjobs", tfjob_manifest,
+                                              "training.kubeflow.org/job-name", a.jobs),
+        "peer-matched": lambda: run_operator("peer-matched", Peer(folder, matched), "tfjobs", tfjob_manifest,
+                                             "training.kubeflow.org/job-name", a.jobs),
+        "bare-client": lambda: run_bare(os.path.join(a.bin, "bare_client"), a.jobs),
+    }
+    results = []
+    for _ in range(a.runs):
+        for name in a.only.split(","):
+            r = contenders[name]()
+            print(json.dumps(r), flush=True)
+            results.append(r)
+    text = table(results, a.jobs, a.runs)
+    print(text)
+    if a.write_docs:
+        path = os.path.join(ROOT, "docs", "operations.md")
+        doc = open(path).read()
+        begin, end = "<!-- bench-peer:begin -->\n", "<!-- bench-peer:end -->\n"
+        if begin in doc:
+            doc = doc[:doc.index(begin) + len(begin)] + text + doc[doc.index(end):]
+            open(path, "w").write(doc)
+
+
+if __name__ == "__main__":
+    main()
