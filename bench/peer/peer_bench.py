@@ -16,6 +16,7 @@ with every job present. Prints one JSON line per run, then medians as a markdown
   python3 bench/peer/peer_bench.py --bin build/release/bin [--jobs 100] [--runs 3] [--write-docs]
 """
 import argparse
+import base64
 import json
 import os
 import re
@@ -54,7 +55,11 @@ def tfjob_manifest(name, chief_seconds):
 
 class Peer:
     """training-operator out of cluster: its webhook certificate secret and configuration exist
-    (empty, so no admission call is ever made) and it serves its webhook on a free port."""
+    (empty, so no admission call is ever made), it serves its webhook on a free port, and the
+    certificates its rotator writes into the secret are copied where a pod would mount them (it
+    starts its controllers only once they are there)."""
+
+    CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
 
     def __init__(self, folder, args):
         self.folder, self.args, self.proc = folder, args, None
@@ -62,7 +67,9 @@ class Peer:
     @staticmethod
     def install(folder):
         kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(folder, "kubeflow.org_tfjobs.yaml"))
-        kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=60s")
+        wait_until("the TFJob CRD to be established", lambda: any(
+            c["type"] == "Established" and c["status"] == "True"
+            for c in get_json("crd", "tfjobs.kubeflow.org").get("status", {}).get("conditions", [])))
         kubectl("create", "namespace", PEER_NS, check=False)
         apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "training-operator-webhook-cert"}}, PEER_NS)
         apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
@@ -75,13 +82,24 @@ class Peer:
             [os.path.join(self.folder, "training-operator"), "--enable-scheme=tfjob",
              "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0",
              f"--webhook-server-port={free_port()}", *self.args], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        wait_until("the peer's webhook certificates", self.mount_certs, timeout=60)
         wait_until("the peer's TFJob controller to start its workers", lambda: self.ready(), timeout=120)
         return self
+
+    def mount_certs(self):
+        data = get_json("secret", "training-operator-webhook-cert", "-n", PEER_NS).get("data", {})
+        if not all(k in data for k in ("tls.crt", "tls.key", "ca.crt")):
+            return False
+        os.makedirs(self.CERT_DIR, exist_ok=True)
+        for key in ("tls.crt", "tls.key", "ca.crt"):
+            with open(os.path.join(self.CERT_DIR, key), "wb") as f:
+                f.write(base64.b64decode(data[key]))
+        return True
 
     def ready(self):
         if self.proc.poll() is not None:
             raise AssertionError(f"training-operator exited {self.proc.returncode}: {open(self.log.name).read()[-2000:]}")
-        return re.search(r'"Starting workers".*tfjob-controller', open(self.log.name).read())
+        return re.search(r'Starting workers\s+{"controller": "tfjob-controller"', open(self.log.name).read())
 
     def stop(self):
         self.proc.terminate()
