@@ -2,9 +2,6 @@
 // deletion when it finishes or is suspended, and the job itself after its TTL (see
 // job_reconciler.h). Split from job_reconciler.cc, which holds the pass and its decisions.
 #include <algorithm>
-#include <atomic>
-#include <functional>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -22,57 +19,12 @@ namespace disttrain::controller {
 
 using nlohmann::json;
 
-namespace {
-
-// Replicas created at once by one pass: a job's pods go out together instead of one round trip
-// after another, while the client's rate limiter still bounds the whole operator.
-constexpr size_t kCreateParallelism = 8;
-
-// Runs fn(0..n-1) on up to `parallelism` threads (the calling thread included).
-void ParallelFor(size_t n, size_t parallelism, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < n; i = next++) fn(i);
-  };
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < std::min(n, parallelism); ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
-}
-
-}  // namespace
-
 bool JobReconciler::CreateMissing(Pass& p) {
   absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
   if (!desired.ok()) {
     FailInvalid(p, desired.status());
     return false;
   }
-  // The missing replicas' Services and Pods are created in parallel (up to kCreateParallelism
-  // replicas at once), then the outcomes are read in replica order as a sequential pass would.
-  struct Attempt {
-    const ReplicaObjects* replica;
-    absl::Status service;
-    absl::StatusOr<json> pod = absl::UnknownError("not attempted");
-  };
-  std::vector<Attempt> attempts;
-  for (const ReplicaObjects& r : desired->replicas) {
-    if (p.pods.count({r.type, r.index}) || p.Remembered(r.type, r.index)) continue;
-    attempts.push_back({&r, absl::OkStatus()});
-  }
-  const std::string& ns = p.job.metadata.namespace_name;
-  ParallelFor(attempts.size(), kCreateParallelism, [&](size_t i) {
-    Attempt& a = attempts[i];
-    if (!p.services.count(a.replica->pod["metadata"]["name"].get<std::string>())) {
-      absl::StatusOr<json> svc = deps_.client->Create(kube::kServices, ns, a.replica->service);
-      if (!svc.ok() && !kube::IsAlreadyExists(svc.status())) {
-        a.service = svc.status();
-        return;
-      }
-    }
-    a.pod = deps_.client->Create(kube::kPods, ns, a.replica->pod);
-  });
-
   std::vector<std::string> created;
   std::optional<absl::Status> first_failure;
   bool permanent = false;
@@ -81,22 +33,29 @@ bool JobReconciler::CreateMissing(Pass& p) {
     if (!first_failure) first_failure = s;
     permanent = permanent || !kube::IsRetryable(s);
   };
-  for (const Attempt& a : attempts) {
-    const std::string name = a.replica->pod["metadata"]["name"];
-    if (!a.service.ok()) {
-      failed("FailedCreateService", a.service);
-      continue;
+  for (const ReplicaObjects& r : desired->replicas) {
+    const std::string name = r.pod["metadata"]["name"];
+    if (p.pods.count({r.type, r.index}) || p.Remembered(r.type, r.index)) continue;
+    if (!p.services.count(name)) {
+      absl::StatusOr<json> svc =
+          deps_.client->Create(kube::kServices, p.job.metadata.namespace_name, r.service);
+      if (!svc.ok() && !kube::IsAlreadyExists(svc.status())) {
+        failed("FailedCreateService", svc.status());
+        continue;
+      }
     }
-    if (a.pod.ok()) {
+    absl::StatusOr<json> pod =
+        deps_.client->Create(kube::kPods, p.job.metadata.namespace_name, r.pod);
+    if (pod.ok()) {
       created.push_back(name);
-    } else if (a.pod.status().code() == absl::StatusCode::kInvalidArgument) {
+    } else if (pod.status().code() == absl::StatusCode::kInvalidArgument) {
       // The template itself is refused: no retry will ever succeed.
-      p.Warn("FailedCreatePod", std::string(a.pod.status().message()));
+      p.Warn("FailedCreatePod", std::string(pod.status().message()));
       Finish(p, false, "InvalidPodTemplate",
-             absl::StrCat("the API server rejected pod ", name, ": ", a.pod.status().message()));
+             absl::StrCat("the API server rejected pod ", name, ": ", pod.status().message()));
       return false;
-    } else if (!kube::IsAlreadyExists(a.pod.status())) {
-      failed("FailedCreatePod", a.pod.status());
+    } else if (!kube::IsAlreadyExists(pod.status())) {
+      failed("FailedCreatePod", pod.status());
     }
   }
   if (!created.empty()) {

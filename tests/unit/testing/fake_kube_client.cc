@@ -76,29 +76,9 @@ absl::StatusOr<kube::ListResult> FakeKubeClient::List(const kube::Resource& r,
   return out;
 }
 
-void FakeKubeClient::GatherCreates(int n, absl::Duration timeout) {
-  absl::MutexLock lock(&mu_);
-  gather_ = n;
-  gather_timeout_ = timeout;
-}
-
-int FakeKubeClient::MaxCreatesInFlight() const {
-  absl::MutexLock lock(&mu_);
-  return max_creates_in_flight_;
-}
-
 absl::StatusOr<json> FakeKubeClient::Create(const kube::Resource& r, const std::string& ns,
                                             const json& object) {
   absl::MutexLock lock(&mu_);
-  if (gather_ > 0) {
-    ++creates_in_flight_;
-    max_creates_in_flight_ = std::max(max_creates_in_flight_, creates_in_flight_);
-    bool (*gathered)(FakeKubeClient*) = [](FakeKubeClient* c) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-      return c->max_creates_in_flight_ >= c->gather_;
-    };
-    mu_.AwaitWithTimeout(absl::Condition(gathered, this), gather_timeout_);
-    --creates_in_flight_;
-  }
   std::string name = object.value("/metadata/name"_json_pointer, "");
   if (absl::Status s = Begin("create", r, ns, name); !s.ok()) return s;
   std::string key = Key(r, ns, name);

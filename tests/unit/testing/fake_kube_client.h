@@ -74,10 +74,6 @@ class FakeKubeClient : public kube::KubeClient {
   // The next `times` requests with this verb on this resource ("" = any) fail with `error`
   // instead of being served.
   void FailNext(std::string verb, std::string resource, absl::Status error, int times = 1);
-  // From now on each Create waits (up to `timeout`) until `n` creates are in flight at once;
-  // MaxCreatesInFlight() tells how many there were. Shows whether callers create in parallel.
-  void GatherCreates(int n, absl::Duration timeout);
-  int MaxCreatesInFlight() const;
   std::vector<Action> actions() const;
   void ClearActions();
 
@@ -98,10 +94,6 @@ class FakeKubeClient : public kube::KubeClient {
   std::map<std::string, int> created_ ABSL_GUARDED_BY(mu_);  // creations per key, for fresh UIDs
 
   mutable absl::Mutex mu_;
-  int gather_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Duration gather_timeout_ ABSL_GUARDED_BY(mu_);
-  int creates_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  int max_creates_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, nlohmann::json> objects_ ABSL_GUARDED_BY(mu_);
   int64_t rv_ ABSL_GUARDED_BY(mu_) = 100;
   std::deque<absl::StatusOr<std::pair<std::vector<kube::WatchEvent>, absl::Status>>> watches_

@@ -50,17 +50,6 @@ TEST(JobReconcilerTest, SucceedsWhenTheChiefSucceedsAndDeletesParameterServers) 
   EXPECT_TRUE(h.HasPod("dist-chief-0"));  // cleanPodPolicy Running keeps finished pods
 }
 
-TEST(JobReconcilerTest, CreatesAJobsMissingPodsInParallel) {
-  Harness h;
-  const int replicas = static_cast<int>(testing::kAllPods.size());
-  // Every create waits until one per replica is in flight (or 200 ms): one round trip after
-  // another never gets there.
-  h.client.GatherCreates(replicas, absl::Milliseconds(200));
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.client.MaxCreatesInFlight(), replicas) << "every replica's creates go out together";
-  for (const std::string& name : testing::kAllPods) EXPECT_TRUE(h.HasPod(name)) << name;
-}
-
 TEST(JobReconcilerTest, CopiesTheChiefsResultIntoTheStatusAndKeepsIt) {
   Harness h;
   ASSERT_TRUE(h.Pass().ok());
