@@ -92,6 +92,54 @@ std::string Describe(const Resource& r, const std::string& ns, const std::string
   return absl::StrCat(r.plural, " ", ns.empty() ? "" : absl::StrCat(ns, "/"), name);
 }
 
+// A response body read line by line in bulk: each read takes what the connection has buffered (at
+// least one byte, at most 64 KiB), where istream::read_line goes through the stream buffer a
+// character at a time. Throws what cpprestsdk throws (a cancelled or failed connection).
+class BodyLines {
+ public:
+  explicit BodyLines(concurrency::streams::istream body) : body_(std::move(body)) {}
+
+  // False once the body ended (a last line without a newline is still returned).
+  bool Next(std::string* line) {
+    while (true) {
+      const size_t newline = buffer_.find('\n', scanned_);
+      if (newline != std::string::npos) {
+        line->assign(buffer_, start_, newline - start_);
+        start_ = scanned_ = newline + 1;
+        if (start_ > (1 << 16) && start_ * 2 > buffer_.size()) {
+          buffer_.erase(0, start_);
+          scanned_ -= start_;
+          start_ = 0;
+        }
+        return true;
+      }
+      if (start_ == buffer_.size()) {  // everything consumed: reuse the buffer from its start
+        buffer_.clear();
+        start_ = 0;
+      }
+      scanned_ = buffer_.size();
+      concurrency::streams::streambuf<uint8_t> source = body_.streambuf();
+      const size_t want = std::clamp<size_t>(source.in_avail(), 1, 1 << 16);
+      const size_t old = buffer_.size();
+      buffer_.resize(old + want);
+      const size_t got = source.getn(reinterpret_cast<uint8_t*>(&buffer_[old]), want).get();
+      buffer_.resize(old + got);
+      if (got == 0) {
+        if (start_ == buffer_.size()) return false;
+        line->assign(buffer_, start_, std::string::npos);
+        start_ = scanned_ = buffer_.size();
+        return true;
+      }
+    }
+  }
+
+ private:
+  concurrency::streams::istream body_;
+  std::string buffer_;
+  size_t start_ = 0;    // the next line's first byte
+  size_t scanned_ = 0;  // no newline in [start_, scanned_)
+};
+
 class RestWatchStream : public WatchStream {
  public:
   RestWatchStream(std::shared_ptr<http::client::http_client> client,
@@ -99,7 +147,7 @@ class RestWatchStream : public WatchStream {
       : client_(std::move(client)),
         cts_(std::move(cts)),
         response_(std::move(response)),
-        body_(response_.body()) {}
+        lines_(response_.body()) {}
 
   ~RestWatchStream() override { Cancel(); }
 
@@ -107,10 +155,7 @@ class RestWatchStream : public WatchStream {
     while (!cancelled_) {
       std::string line;
       try {
-        concurrency::streams::container_buffer<std::string> buf;
-        size_t n = body_.read_line(buf).get();
-        line = std::move(buf.collection());
-        if (n == 0 && line.empty() && body_.is_eof()) return Finish(absl::OkStatus());
+        if (!lines_.Next(&line)) return Finish(absl::OkStatus());
       } catch (const std::exception& e) {
         return Finish(cancelled_
                           ? absl::CancelledError("watch cancelled")
@@ -154,7 +199,7 @@ class RestWatchStream : public WatchStream {
   std::shared_ptr<http::client::http_client> client_;
   pplx::cancellation_token_source cts_;
   http::http_response response_;
-  concurrency::streams::istream body_;
+  BodyLines lines_;
   std::atomic<bool> cancelled_{false};
   absl::Status status_;
 };
@@ -167,16 +212,13 @@ class RestLineStream : public LineStream {
       : client_(std::move(client)),
         cts_(std::move(cts)),
         response_(std::move(response)),
-        body_(response_.body()) {}
+        lines_(response_.body()) {}
   ~RestLineStream() override { Cancel(); }
 
   bool Next(std::string* line) override {
     if (cancelled_) return Finish(absl::CancelledError("stream cancelled"));
     try {
-      concurrency::streams::container_buffer<std::string> buf;
-      size_t n = body_.read_line(buf).get();
-      *line = std::move(buf.collection());
-      if (n == 0 && line->empty() && body_.is_eof()) return Finish(absl::OkStatus());
+      if (!lines_.Next(line)) return Finish(absl::OkStatus());
       return true;
     } catch (const std::exception& e) {
       return Finish(cancelled_ ? absl::CancelledError("stream cancelled")
@@ -197,7 +239,7 @@ class RestLineStream : public LineStream {
   std::shared_ptr<http::client::http_client> client_;
   pplx::cancellation_token_source cts_;
   http::http_response response_;
-  concurrency::streams::istream body_;
+  BodyLines lines_;
   std::atomic<bool> cancelled_{false};
   absl::Status status_;
 };
