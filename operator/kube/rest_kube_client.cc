@@ -140,70 +140,6 @@ class BodyLines {
   size_t scanned_ = 0;  // no newline in [start_, scanned_)
 };
 
-class RestWatchStream : public WatchStream {
- public:
-  RestWatchStream(std::shared_ptr<http::client::http_client> client,
-                  pplx::cancellation_token_source cts, http::http_response response)
-      : client_(std::move(client)),
-        cts_(std::move(cts)),
-        response_(std::move(response)),
-        lines_(response_.body()) {}
-
-  ~RestWatchStream() override { Cancel(); }
-
-  bool Next(WatchEvent* event) override {
-    while (!cancelled_) {
-      std::string line;
-      try {
-        if (!lines_.Next(&line)) return Finish(absl::OkStatus());
-      } catch (const std::exception& e) {
-        return Finish(cancelled_
-                          ? absl::CancelledError("watch cancelled")
-                          : absl::UnavailableError(absl::StrCat("watch stream: ", e.what())));
-      }
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object()) return Finish(absl::DataLossError("watch stream: a line is not JSON"));
-      std::string type = j.value("type", "");
-      event->object = j.contains("object") ? std::move(j["object"]) : json::object();
-      if (type == "ADDED") {
-        event->type = WatchEvent::Type::kAdded;
-      } else if (type == "MODIFIED") {
-        event->type = WatchEvent::Type::kModified;
-      } else if (type == "DELETED") {
-        event->type = WatchEvent::Type::kDeleted;
-      } else if (type == "BOOKMARK") {
-        event->type = WatchEvent::Type::kBookmark;
-      } else {
-        event->type = WatchEvent::Type::kError;
-        int code = event->object.value("code", 500);
-        return Finish(StatusFromHttp(code, event->object.dump(), "watch"));
-      }
-      return true;
-    }
-    return Finish(absl::CancelledError("watch cancelled"));
-  }
-
-  void Cancel() override {
-    if (!cancelled_.exchange(true)) cts_.cancel();
-  }
-
-  absl::Status status() const override { return status_; }
-
- private:
-  bool Finish(absl::Status s) {
-    status_ = std::move(s);
-    return false;
-  }
-
-  std::shared_ptr<http::client::http_client> client_;
-  pplx::cancellation_token_source cts_;
-  http::http_response response_;
-  BodyLines lines_;
-  std::atomic<bool> cancelled_{false};
-  absl::Status status_;
-};
-
 // The body of a streaming GET, line by line (pod logs with follow=true).
 class RestLineStream : public LineStream {
  public:
@@ -241,6 +177,51 @@ class RestLineStream : public LineStream {
   http::http_response response_;
   BodyLines lines_;
   std::atomic<bool> cancelled_{false};
+  absl::Status status_;
+};
+
+// A watch: the lines of a streaming GET, each a JSON event.
+class RestWatchStream : public WatchStream {
+ public:
+  explicit RestWatchStream(std::unique_ptr<RestLineStream> lines) : lines_(std::move(lines)) {}
+
+  bool Next(WatchEvent* event) override {
+    std::string line;
+    while (lines_->Next(&line)) {
+      if (line.empty()) continue;
+      json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object()) return Finish(absl::DataLossError("watch stream: a line is not JSON"));
+      std::string type = j.value("type", "");
+      event->object = j.contains("object") ? std::move(j["object"]) : json::object();
+      if (type == "ADDED") {
+        event->type = WatchEvent::Type::kAdded;
+      } else if (type == "MODIFIED") {
+        event->type = WatchEvent::Type::kModified;
+      } else if (type == "DELETED") {
+        event->type = WatchEvent::Type::kDeleted;
+      } else if (type == "BOOKMARK") {
+        event->type = WatchEvent::Type::kBookmark;
+      } else {
+        event->type = WatchEvent::Type::kError;
+        int code = event->object.value("code", 500);
+        return Finish(StatusFromHttp(code, event->object.dump(), "watch"));
+      }
+      return true;
+    }
+    const absl::Status& s = lines_->status();
+    return Finish(s.ok() ? s : absl::Status(s.code(), absl::StrCat("watch ", s.message())));
+  }
+
+  void Cancel() override { lines_->Cancel(); }
+  absl::Status status() const override { return status_; }
+
+ private:
+  bool Finish(absl::Status s) {
+    status_ = std::move(s);
+    return false;
+  }
+
+  std::unique_ptr<RestLineStream> lines_;
   absl::Status status_;
 };
 
@@ -447,7 +428,8 @@ absl::StatusOr<std::unique_ptr<WatchStream>> RestKubeClient::Watch(const Resourc
     if (resp.status_code() != 200) {
       return StatusFromHttp(resp.status_code(), resp.extract_string(true).get(), context);
     }
-    return std::unique_ptr<WatchStream>(new RestWatchStream(client, cts, std::move(resp)));
+    return std::unique_ptr<WatchStream>(
+        new RestWatchStream(std::make_unique<RestLineStream>(client, cts, std::move(resp))));
   } catch (const std::exception& e) {
     Observe("WATCH", 0);
     return absl::UnavailableError(absl::StrCat(context, ": ", e.what()));
