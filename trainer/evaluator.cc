@@ -1,10 +1,15 @@
-// The evaluator role (see roles.h): reads checkpoints from --model-dir, never the parameter
-// servers, so it cannot slow training down.
+// The evaluator role (see roles.h): evaluates each checkpoint the chief makes, fetched from ps 0
+// over gRPC (--eval-source ps: the chief publishes every checkpoint there, so no volume is
+// shared) or read from --model-dir. It never pulls the training variables, so it cannot slow
+// training down.
+#include <grpcpp/grpcpp.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/snapshot.h"
 #include "trainer/events.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/roles.h"
@@ -33,9 +38,24 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
   nlohmann::json result;  // of the newest checkpoint evaluated
   int64_t last = -1;
   bool foreign = false;                   // the newest checkpoint belongs to another model
-  auto evaluate_newest = [&]() -> bool {  // true once the final checkpoint was evaluated
+  std::unique_ptr<v1::ParameterServer::Stub> ps0;
+  if (o.eval_source == "ps") {
+    ps0 = v1::ParameterServer::NewStub(
+        grpc::CreateChannel(spec.ps[0], grpc::InsecureChannelCredentials()));
+  }
+  // The newest checkpoint after `last`; `wait`: how long ps 0 may hold the call for one.
+  auto next = [&](absl::Duration wait) -> absl::StatusOr<Checkpoint> {
+    if (ps0 != nullptr) return FetchSnapshot(ps0.get(), last, wait);
     absl::StatusOr<Checkpoint> c = LatestCheckpoint(o.model_dir);
-    if (!c.ok() || c->global_step <= last) return last >= o.steps;
+    if (c.ok() && c->global_step <= last) return absl::NotFoundError("no newer checkpoint");
+    return c;
+  };
+  bool waited = false;  // the last call to `next` waited already
+  auto evaluate_newest = [&](absl::Duration wait) -> bool {  // true once the final one was
+    const absl::Time start = absl::Now();
+    absl::StatusOr<Checkpoint> c = next(wait);
+    waited = absl::Now() - start >= absl::Milliseconds(250);
+    if (!c.ok()) return last >= o.steps;
     if (!SameVariables(c->variables, setup->model->Variables())) {
       LogError(absl::StrCat(c->path, " holds another model's variables"));
       foreign = true;
@@ -72,10 +92,10 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
     return foreign ? kExitUsage : kExitOk;
   };
   while (!stop) {
-    if (evaluate_newest()) return finish();
-    absl::SleepFor(absl::Milliseconds(300));
+    if (evaluate_newest(absl::Seconds(1))) return finish();
+    if (!waited) absl::SleepFor(absl::Milliseconds(300));
   }
-  evaluate_newest();  // asked to stop: evaluate what the chief wrote last before exiting
+  evaluate_newest(absl::ZeroDuration());  // asked to stop: evaluate the chief's last checkpoint
   return finish();
 }
 

@@ -79,6 +79,11 @@ int Run(const std::vector<std::string>& args) {
     std::cerr << "disttrain-trainer: " << spec.status().message() << "\n";
     return kExitUsage;
   }
+  if (absl::StatusOr<SchemeConfig> scheme = MakeSchemeConfig(options, spec->num_replicas());
+      !scheme.ok()) {
+    std::cerr << "disttrain-trainer: " << scheme.status().message() << "\n";
+    return kExitUsage;
+  }
 
   std::atomic<bool> stop{false};
   std::thread([signals, &stop] {

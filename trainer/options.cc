@@ -1,14 +1,53 @@
 #include "trainer/options.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace disttrain::trainer {
 
+namespace {
+
+absl::StatusOr<std::vector<float>> ParseRates(const TrainerOptions& o) {
+  if (o.mode != "sync")
+    return absl::InvalidArgumentError("--worker-learning-rates is for --mode sync only");
+  std::vector<float> rates;
+  for (absl::string_view part : absl::StrSplit(o.worker_learning_rates, ',')) {
+    float rate = 0;
+    if (!absl::SimpleAtof(part, &rate) || !(rate > 0))
+      return absl::InvalidArgumentError(
+          absl::StrCat("--worker-learning-rates: \"", part, "\" is not a positive number"));
+    rates.push_back(rate);
+  }
+  return rates;
+}
+
+}  // namespace
+
 void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->String("mode", &o->mode,
-            "sync (SyncReplicasOptimizer semantics) or async (every push applied at once).");
+            absl::StrCat("Training scheme: ", SchemeNames(),
+                         " (docs/trainer.md has each one's update rule)."));
   f->Double("learning-rate", &o->learning_rate,
-            "SGD learning rate, applied on the parameter servers.");
+            "Learning rate (eta) of the servers' updates and of the workers' local steps.");
+  f->Int("local-steps", &o->local_steps,
+         "Local steps per exchange with the servers: lambda of downpour, downpour-sgd, agn and "
+         "sagn, tau of aeasgd and aeamsgd (ignored by the other schemes).");
+  f->Double("elastic-alpha", &o->elastic_alpha,
+            "aeasgd/aeamsgd: the moving rate alpha; negative means 5 x --learning-rate (rho = 5, "
+            "as the EASGD paper).");
+  f->Double("momentum", &o->momentum, "aeamsgd: the Nesterov momentum delta of the local steps.");
+  f->Double("adagrad-initial-accumulator", &o->adagrad_initial_accumulator,
+            "downpour: the starting value of the Adagrad accumulators (workers' and servers').");
+  f->String("worker-learning-rates", &o->worker_learning_rates,
+            "sync: one learning rate per training replica (chief first, then the workers), "
+            "comma-separated; each replica's gradients are weighted by its rate.");
+  f->Int("local-replicas", &o->local_replicas,
+         "Towers per training replica (one thread each) that compute gradients on separate "
+         "batches, averaged locally before one push.");
+  f->String("eval-source", &o->eval_source,
+            "evaluator: where checkpoints come from: ps (the chief publishes each checkpoint to "
+            "ps 0 over gRPC; no shared volume) or model-dir (read from --model-dir).");
   f->Int("batch-size", &o->batch_size, "Examples per replica per step.");
   f->Int("steps", &o->steps, "Global steps to train; the chief finishes at this global step.");
   f->String("model", &o->model, "toy, softmax or mlp.");
@@ -54,8 +93,17 @@ std::string SummaryDir(const TrainerOptions& o, const std::string& run) {
 
 absl::Status ValidateOptions(const TrainerOptions& o) {
   auto bad = [](absl::string_view m) { return absl::InvalidArgumentError(m); };
-  if (o.mode != "sync" && o.mode != "async")
-    return bad(absl::StrCat("--mode must be sync or async, got \"", o.mode, "\""));
+  if (absl::StatusOr<Scheme> s = ParseScheme(o.mode); !s.ok()) return s.status();
+  if (o.local_steps < 1) return bad("--local-steps must be at least 1");
+  if (o.momentum < 0 || o.momentum >= 1) return bad("--momentum must be in [0, 1)");
+  if (o.adagrad_initial_accumulator <= 0) return bad("--adagrad-initial-accumulator must be positive");
+  if (o.local_replicas < 1 || o.local_replicas > 64)
+    return bad("--local-replicas must be between 1 and 64");
+  if (!o.worker_learning_rates.empty()) {
+    if (absl::StatusOr<std::vector<float>> r = ParseRates(o); !r.ok()) return r.status();
+  }
+  if (o.eval_source != "ps" && o.eval_source != "model-dir")
+    return bad(absl::StrCat("--eval-source must be ps or model-dir, got \"", o.eval_source, "\""));
   if (o.learning_rate <= 0) return bad("--learning-rate must be positive");
   if (o.batch_size < 1) return bad("--batch-size must be at least 1");
   if (o.steps < 1) return bad("--steps must be at least 1");
@@ -72,6 +120,38 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   }
   if (o.model == "mlp" && o.hidden < 1) return bad("--hidden must be positive for --model mlp");
   return absl::OkStatus();
+}
+
+
+absl::StatusOr<SchemeConfig> MakeSchemeConfig(const TrainerOptions& o, int num_replicas) {
+  absl::StatusOr<Scheme> scheme = ParseScheme(o.mode);
+  if (!scheme.ok()) return scheme.status();
+  SchemeConfig c;
+  c.scheme = *scheme;
+  c.learning_rate = static_cast<float>(o.learning_rate);
+  c.local_steps = HasLocalSteps(c.scheme) ? static_cast<int>(o.local_steps) : 1;
+  c.elastic_alpha = static_cast<float>(o.elastic_alpha >= 0 ? o.elastic_alpha : 5 * o.learning_rate);
+  c.momentum = c.scheme == Scheme::kAeamsgd ? static_cast<float>(o.momentum) : 0.0f;
+  c.adagrad_initial_accumulator = static_cast<float>(o.adagrad_initial_accumulator);
+  c.replicas_to_aggregate =
+      o.replicas_to_aggregate > 0 ? static_cast<int>(o.replicas_to_aggregate) : num_replicas;
+  if (IsSynchronous(c.scheme) && c.replicas_to_aggregate > num_replicas) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--replicas-to-aggregate ", c.replicas_to_aggregate,
+                     " exceeds the training replicas (", num_replicas, ")"));
+  }
+  if (c.elastic_alpha > 1) return absl::InvalidArgumentError("--elastic-alpha must be at most 1");
+  if (!o.worker_learning_rates.empty()) {
+    absl::StatusOr<std::vector<float>> rates = ParseRates(o);
+    if (!rates.ok()) return rates.status();
+    c.worker_learning_rates = *std::move(rates);
+    if (static_cast<int>(c.worker_learning_rates.size()) != num_replicas) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--worker-learning-rates lists ", c.worker_learning_rates.size(),
+                       " rates for ", num_replicas, " training replicas"));
+    }
+  }
+  return c;
 }
 
 }  // namespace disttrain::trainer

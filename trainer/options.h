@@ -6,7 +6,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/flags.h"
+#include "trainer/schemes/scheme.h"
 
 namespace disttrain::trainer {
 
@@ -37,6 +39,14 @@ struct TrainerOptions {
   std::string summary_dir;      // TensorBoard event files; empty: --model-dir
   std::string metrics_address = ":9095";
   std::string termination_message_path = "/dev/termination-log";
+  // Training schemes (trainer/schemes/scheme.h): hyper-parameters beyond --learning-rate.
+  int64_t local_steps = 4;            // λ of downpour, downpour-sgd, agn, sagn; τ of aeasgd, aeamsgd
+  double elastic_alpha = -1;          // α of aeasgd/aeamsgd; negative: 5 x --learning-rate (ρ = 5)
+  double momentum = 0.9;              // δ of aeamsgd
+  double adagrad_initial_accumulator = 0.1;  // downpour
+  std::string worker_learning_rates;  // sync: one rate per training replica, comma-separated
+  int64_t local_replicas = 1;         // towers per worker whose gradients are averaged locally
+  std::string eval_source = "ps";     // evaluator: "ps" (over gRPC) or "model-dir"
 };
 
 // Where TensorBoard event files go: the chief's under train/, the evaluator's under eval/.
@@ -44,6 +54,10 @@ std::string SummaryDir(const TrainerOptions& options, const std::string& run);
 
 void RegisterFlags(FlagSet* flags, TrainerOptions* options);
 absl::Status ValidateOptions(const TrainerOptions& options);
+
+// The scheme and its hyper-parameters for a cluster of `num_replicas` training replicas.
+// InvalidArgument for a bad --mode or a hyper-parameter the scheme cannot use.
+absl::StatusOr<SchemeConfig> MakeSchemeConfig(const TrainerOptions& options, int num_replicas);
 
 }  // namespace disttrain::trainer
 

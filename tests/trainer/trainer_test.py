@@ -247,7 +247,13 @@ class BadConfigTest(unittest.TestCase):
                 self.assertIn(message, r.stderr)
 
     def test_bad_flags_exit_2(self):
-        for args, message in [(["--mode", "fast"], "--mode must be sync or async"),
+        for args, message in [(["--mode", "fast"], '--mode must be one of hogwild (or async), downpour, downpour-sgd, agn, sync, '
+                                                   'sagn, dynsgd, aeasgd, aeamsgd; got "fast"'),
+                              (["--mode", "agn", "--worker-learning-rates", "0.1,0.1"],
+                               "--worker-learning-rates is for --mode sync only"),
+                              (["--mode", "sync", "--worker-learning-rates", "0.1,x"],
+                               '--worker-learning-rates: "x" is not a positive number'),
+                              (["--local-steps", "0"], "--local-steps must be at least 1"),
                               (["--model", "resnet"], '--model "resnet" is not toy, softmax or mlp'),
                               (["--steps", "0"], "--steps must be at least 1")]:
             r = subprocess.run([TRAINER, *args], capture_output=True, text=True, timeout=30)

@@ -1,5 +1,6 @@
-// Asynchronous SGD (Hogwild / DOWNPOUR with a window of 1): every push is applied at once,
-// theta <- theta - lr * g, and counts as one global step. Pushes run concurrently: each block is
+// Asynchronous SGD: every push is applied at once, theta <- theta - lr * g, and counts as one
+// global step. The server half of hogwild, downpour-sgd and agn (whose workers push a window's
+// summed or averaged gradients). Pushes run concurrently: each block is
 // updated under its own lock only, so pushes never wait for each other's other blocks; one
 // push's blocks are spread over the cores.
 #include "trainer/ps/apply_pool.h"

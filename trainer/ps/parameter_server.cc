@@ -1,5 +1,6 @@
 #include "trainer/ps/parameter_server.h"
 
+#include <algorithm>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -39,6 +40,7 @@ ParameterServer::~ParameterServer() {
 }
 
 void ParameterServer::Close() {
+  snapshot_.Close();
   for (int i = 0; i < partitions(); ++i) {
     if (std::shared_ptr<ShardStore> s = store(i)) s->Close();
   }
@@ -116,6 +118,37 @@ grpc::Status ParameterServer::Describe(grpc::ServerContext*, const v1::DescribeR
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ParameterServer::PushPull(
     grpc::CallbackServerContext* ctx) {
   return new PushPullReactor(this, ctx);
+}
+
+grpc::Status ParameterServer::PutSnapshot(grpc::ServerContext*,
+                                          grpc::ServerReader<v1::SnapshotPart>* reader,
+                                          v1::PutSnapshotResponse*) {
+  SnapshotReader assembled;
+  v1::SnapshotPart part;
+  while (reader->Read(&part)) {
+    if (absl::Status s = assembled.Add(part); !s.ok())
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(s.message()));
+  }
+  absl::StatusOr<Checkpoint> snapshot = assembled.Finish();
+  if (!snapshot.ok())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        std::string(snapshot.status().message()));
+  snapshot_.Put(std::make_shared<const Checkpoint>(*std::move(snapshot)));
+  return grpc::Status::OK;
+}
+
+grpc::Status ParameterServer::GetSnapshot(grpc::ServerContext*,
+                                          const v1::GetSnapshotRequest* request,
+                                          grpc::ServerWriter<v1::SnapshotPart>* writer) {
+  const absl::Duration wait = absl::Milliseconds(std::clamp<int64_t>(request->wait_ms(), 0, 60000));
+  std::shared_ptr<const Checkpoint> s =
+      snapshot_.WaitNewer(request->after_step(), absl::Now() + wait);
+  if (s == nullptr)
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("no snapshot after step ", request->after_step()));
+  if (!WriteSnapshotParts(*s, [&](const v1::SnapshotPart& p) { return writer->Write(p); }))
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the evaluator went away");
+  return grpc::Status::OK;
 }
 
 }  // namespace disttrain::trainer

@@ -2,7 +2,8 @@
 // serves PushPull, one call per training step: receive a gradient, apply it through an
 // UpdateRule, then (after waiting for the asked step in synchronous mode) stream the variables
 // back. PushPull runs on gRPC's callback API (push_pull_reactor.h): no thread per call, tensor
-// bytes never copied through protobuf. Init and Describe are rare and use the plain sync API.
+// bytes never copied through protobuf. Init, Describe and the evaluator's snapshots are rare and
+// use the plain sync API.
 // Thread-safe.
 #ifndef DISTTRAIN_TRAINER_PS_PARAMETER_SERVER_H_
 #define DISTTRAIN_TRAINER_PS_PARAMETER_SERVER_H_
@@ -17,6 +18,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "disttrain/trainer/v1/parameter_server.grpc.pb.h"
+#include "trainer/checkpoint/snapshot.h"
 #include "trainer/ps/shard_store.h"
 #include "trainer/ps/update_rule.h"
 
@@ -42,6 +44,12 @@ class ParameterServer final
                         v1::DescribeResponse* response) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PushPull(
       grpc::CallbackServerContext* ctx) override;
+  // The chief's newest checkpoint for the evaluator (trainer/checkpoint/snapshot.h).
+  grpc::Status PutSnapshot(grpc::ServerContext* ctx,
+                           grpc::ServerReader<v1::SnapshotPart>* reader,
+                           v1::PutSnapshotResponse* response) override;
+  grpc::Status GetSnapshot(grpc::ServerContext* ctx, const v1::GetSnapshotRequest* request,
+                           grpc::ServerWriter<v1::SnapshotPart>* writer) override;
 
   // Answers every waiting pull now; call before grpc::Server::Shutdown.
   void Close();
@@ -58,6 +66,7 @@ class ParameterServer final
   const std::string incarnation_;
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<ShardStore>> stores_ ABSL_GUARDED_BY(mu_);  // by partition
+  SnapshotSlot snapshot_;
   std::atomic<bool> stop_{false};
   std::thread ticker_;  // expires the deadlines of waiting pulls
 };

@@ -12,22 +12,13 @@ namespace disttrain::trainer {
 
 int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o,
                        const std::atomic<bool>& stop) {
-  UpdateRuleOptions rule_options;
-  rule_options.mode = o.mode;
-  rule_options.learning_rate = static_cast<float>(o.learning_rate);
-  rule_options.replicas_to_aggregate =
-      o.replicas_to_aggregate > 0 ? static_cast<int>(o.replicas_to_aggregate) : spec.num_replicas();
-  if (rule_options.replicas_to_aggregate > spec.num_replicas()) {
-    LogError("--replicas-to-aggregate exceeds the training replicas",
-             {{"replicas_to_aggregate", absl::StrCat(rule_options.replicas_to_aggregate)},
-              {"replicas", absl::StrCat(spec.num_replicas())}});
+  absl::StatusOr<SchemeConfig> scheme = MakeSchemeConfig(o, spec.num_replicas());
+  if (!scheme.ok()) {
+    LogError("invalid training scheme", {{"error", scheme.status().ToString()}});
     return kExitUsage;
   }
-  if (absl::StatusOr<std::unique_ptr<UpdateRule>> rule = MakeUpdateRule(rule_options); !rule.ok()) {
-    LogError(rule.status().message());
-    return kExitUsage;
-  }
-  ParameterServer service([&rule_options] { return *MakeUpdateRule(rule_options); },
+  const SchemeConfig config = *scheme;
+  ParameterServer service([&config] { return MakeUpdateRule(config); },
                           static_cast<int>(o.ps_push_buffers), static_cast<int>(o.ps_connections));
   const std::string port = spec.own_address.substr(spec.own_address.rfind(':') + 1);
   grpc::ServerBuilder builder;
@@ -45,8 +36,8 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o,
   LogInfo("parameter server listening",
           {{"task", spec.TaskName()},
            {"port", port},
-           {"mode", o.mode},
-           {"replicas_to_aggregate", absl::StrCat(rule_options.replicas_to_aggregate)},
+           {"mode", SchemeName(config.scheme)},
+           {"replicas_to_aggregate", absl::StrCat(config.replicas_to_aggregate)},
            {"partitions", absl::StrCat(o.ps_connections)}});
   while (!stop) absl::SleepFor(absl::Milliseconds(50));
   service.Close();  // waiting pulls answer now instead of holding the shutdown

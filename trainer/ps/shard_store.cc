@@ -62,6 +62,19 @@ void ShardStore::Axpy(size_t block, float alpha, const float* x) {
   slot.block = std::move(fresh);
 }
 
+void ShardStore::Update(size_t block, const BlockUpdate& fn) {
+  Slot& slot = slots_[block];
+  absl::MutexLock lock(&slot.mu);
+  const size_t n = slot.block->size;
+  if (slot.block.use_count() == 1) {
+    fn(slot.block->values.get(), slot.block->values.get(), n);
+    return;
+  }
+  auto fresh = std::make_shared<Block>(n);
+  fn(slot.block->values.get(), fresh->values.get(), n);
+  slot.block = std::move(fresh);
+}
+
 int64_t ShardStore::global_step() const {
   absl::MutexLock lock(&step_mu_);
   return step_;

@@ -72,6 +72,11 @@ class ShardStore {
 
   // values = values + alpha * x for one block (x has the block's size).
   void Axpy(size_t block, float alpha, const float* x);
+  // Any element-wise update of one block: fn(in, out, n) writes the new values to `out` from the
+  // current ones in `in` (the same buffer when nobody is sending the block). Runs under the
+  // block's lock, so a rule may keep per-block state (e.g. Adagrad accumulators) updated in fn.
+  using BlockUpdate = std::function<void(const float* in, float* out, size_t n)>;
+  void Update(size_t block, const BlockUpdate& fn);
   // Held while a whole step is applied (synchronous training): Snapshot() never sees half of it,
   // and the step advances before the lock is released. Waiters run after.
   class WholeStep {

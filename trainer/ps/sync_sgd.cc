@@ -55,14 +55,4 @@ std::unique_ptr<UpdateRule> MakeSyncSgd(float learning_rate, int replicas_to_agg
   return std::make_unique<SyncSgd>(learning_rate, replicas_to_aggregate);
 }
 
-absl::StatusOr<std::unique_ptr<UpdateRule>> MakeUpdateRule(const UpdateRuleOptions& o) {
-  if (o.mode == "async") return MakeAsyncSgd(o.learning_rate);
-  if (o.mode == "sync") {
-    if (o.replicas_to_aggregate < 1)
-      return absl::InvalidArgumentError("--replicas-to-aggregate must be >= 1");
-    return MakeSyncSgd(o.learning_rate, o.replicas_to_aggregate);
-  }
-  return absl::InvalidArgumentError("--mode must be sync or async, got \"" + o.mode + "\"");
-}
-
 }  // namespace disttrain::trainer

@@ -1,6 +1,7 @@
-// How a parameter server turns pushed gradients into variable updates. One file per training
-// scheme: async_sgd.cc (Hogwild-style, every push applied at once) and sync_sgd.cc
-// (SyncReplicasOptimizer semantics). A new scheme is a new UpdateRule.
+// How a parameter server turns what workers push into variable updates: the server half of a
+// training scheme (trainer/schemes/scheme.h). One file per rule: async_sgd.cc (every push applied
+// at once: hogwild, downpour-sgd, agn), adagrad.cc (downpour), sync_sgd.cc (sync, sagn),
+// dynsgd.cc (staleness-scaled), elastic.cc (aeasgd, aeamsgd); update_rule.cc picks one.
 //
 // The server calls Apply() for every complete push, from many threads at once: a rule writes the
 // variables through the ShardStore (per-block copy-on-write) and guards its own state.
@@ -15,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "trainer/ps/shard_store.h"
+#include "trainer/schemes/scheme.h"
 
 namespace disttrain::trainer {
 
@@ -32,16 +34,19 @@ class UpdateRule {
   virtual bool consistent_pulls() const { return false; }
 };
 
-struct UpdateRuleOptions {
-  std::string mode = "async";  // "async" or "sync"
-  float learning_rate = 0.01f;
-  int replicas_to_aggregate = 1;  // sync: gradients averaged per step
-};
+// The server rule of `config`'s scheme.
+std::unique_ptr<UpdateRule> MakeUpdateRule(const SchemeConfig& config);
 
-absl::StatusOr<std::unique_ptr<UpdateRule>> MakeUpdateRule(const UpdateRuleOptions& options);
-
+// theta <- theta - lr * push.
 std::unique_ptr<UpdateRule> MakeAsyncSgd(float learning_rate);
+// acc <- acc + push^2; theta <- theta - lr * push / sqrt(acc), acc starting at `initial`.
+std::unique_ptr<UpdateRule> MakeAdagrad(float learning_rate, float initial_accumulator);
+// The average of `replicas_to_aggregate` pushes of the current step, applied as one step.
 std::unique_ptr<UpdateRule> MakeSyncSgd(float learning_rate, int replicas_to_aggregate);
+// theta <- theta - lr / (staleness + 1) * push, staleness = global step - the push's step.
+std::unique_ptr<UpdateRule> MakeDynSgd(float learning_rate);
+// theta <- theta + push (the push is the elastic difference alpha * (x_worker - theta)).
+std::unique_ptr<UpdateRule> MakeElastic();
 
 }  // namespace disttrain::trainer
 

@@ -5,26 +5,33 @@
 #include "absl/time/clock.h"
 #include "common/flags.h"
 #include "common/log.h"
+#include <grpcpp/grpcpp.h>
+
 #include "trainer/checkpoint/checkpoint.h"
+#include "trainer/checkpoint/snapshot.h"
 #include "trainer/events.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/roles.h"
 #include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
 #include "trainer/termination_message.h"
+#include "trainer/ps/apply_pool.h"
 #include "trainer/worker/ps_client.h"
+#include "trainer/worker/schemes/worker_scheme.h"
 
 namespace disttrain::trainer {
 namespace {
 
 class Replica {
  public:
-  Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup)
+  Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup, SchemeConfig scheme)
       : spec_(spec),
         o_(o),
         setup_(std::move(setup)),
         chief_(spec.role == Role::kChief),
-        sync_(o.mode == "sync"),
+        sync_(IsSynchronous(scheme.scheme)),
+        towers_(static_cast<int>(o.local_replicas)),
+        scheme_(MakeWorkerScheme(scheme, spec.replica_rank)),
         variables_(setup_.model->Variables()),
         client_(spec.ps, variables_, spec.TaskName(), static_cast<int>(o.ps_connections)) {
     if (setup_.model->needs_data()) {
@@ -54,6 +61,9 @@ class Replica {
   void SaveCheckpoint(int64_t step, const Params& params);
   // Metrics after every local step; the chief's TensorBoard scalars every --log-every steps.
   void Record(int64_t step, float loss);
+  // The next batch's loss and gradient at `at`; with --local-replicas N, the mean over N batches
+  // computed by N threads.
+  float Gradient(const Params& at, Params* grads);
   int Finish();
 
   const ClusterSpec& spec_;
@@ -61,8 +71,12 @@ class Replica {
   Setup setup_;
   const bool chief_;
   const bool sync_;
+  const int towers_;
+  std::unique_ptr<WorkerScheme> scheme_;
+  std::vector<Params> tower_grads_;
   const std::vector<VariableSpec> variables_;
   PsClient client_;
+  std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
   Dataset shard_;
   std::unique_ptr<BatchIterator> batches_;
   absl::Time failing_since_ = absl::InfiniteFuture();
@@ -123,12 +137,20 @@ absl::Status Replica::InitializeOrRestore() {
 }
 
 void Replica::SaveCheckpoint(int64_t step, const Params& params) {
-  absl::Status s = WriteCheckpoint(o_.model_dir, step, variables_, params,
-                                   static_cast<int>(o_.keep_checkpoints));
-  if (!s.ok()) {
-    LogWarning("checkpoint failed", {{"error", s.ToString()}});
-    return;
+  absl::Status written = WriteCheckpoint(o_.model_dir, step, variables_, params,
+                                         static_cast<int>(o_.keep_checkpoints));
+  if (!written.ok()) LogWarning("checkpoint failed", {{"error", written.ToString()}});
+  absl::Status published = absl::OkStatus();
+  if (o_.eval_source == "ps") {  // the evaluator reads checkpoints from ps 0, not from the disk
+    if (snapshot_stub_ == nullptr) {
+      snapshot_stub_ = v1::ParameterServer::NewStub(
+          grpc::CreateChannel(spec_.ps[0], grpc::InsecureChannelCredentials()));
+    }
+    published = PublishSnapshot(snapshot_stub_.get(), {step, variables_, params, ""});
+    if (!published.ok())
+      LogWarning("cannot publish the checkpoint to ps 0", {{"error", published.ToString()}});
   }
+  if (!written.ok() && !published.ok()) return;
   last_checkpoint_ = step;
   Metrics().checkpoint_step->Set({}, static_cast<double>(step));
   Metrics().last_checkpoint_unix = absl::ToUnixMicros(absl::Now()) / 1e6;
@@ -217,6 +239,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
                 {{"task", spec_.TaskName()}, {"global_step", absl::StrCat(r->global_step)}});
       incarnations = r->incarnations;
       want = r->global_step;
+      scheme_->Reset();
     }
     if (sync_ && r->global_step < want) continue;  // the step's aggregate is not applied yet
     const int64_t step = r->global_step;
@@ -225,8 +248,8 @@ int Replica::Run(const std::atomic<bool>& stop) {
       SaveCheckpoint(step, params);
 
     if (train_start_ == absl::InfiniteFuture()) train_start_ = absl::Now();
-    Batch batch = batches_ ? batches_->Next() : Batch{};
-    const float loss = setup_.model->LossAndGradient(params, batch, &grads);
+    const float loss = scheme_->Round(
+        params, [this](const Params& at, Params* g) { return Gradient(at, g); }, &grads);
     Record(step, loss);
     pending = true;
     grad_step = step;
@@ -239,12 +262,36 @@ int Replica::Run(const std::atomic<bool>& stop) {
   return chief_ ? Finish() : kExitOk;
 }
 
+float Replica::Gradient(const Params& at, Params* grads) {
+  if (towers_ == 1) {
+    Batch batch = batches_ ? batches_->Next() : Batch{};
+    return setup_.model->LossAndGradient(at, batch, grads);
+  }
+  std::vector<Batch> batches(towers_);
+  for (Batch& b : batches) b = batches_ ? batches_->Next() : Batch{};
+  tower_grads_.resize(towers_);
+  std::vector<float> losses(towers_);
+  ParallelFor(towers_, [&](size_t t) {
+    losses[t] = setup_.model->LossAndGradient(at, batches[t], &tower_grads_[t]);
+  });
+  *grads = tower_grads_[0];
+  for (int t = 1; t < towers_; ++t) AddScaled(grads, 1.0f, tower_grads_[t]);
+  const float inv = 1.0f / static_cast<float>(towers_);
+  for (std::vector<float>& v : *grads) {
+    for (float& x : v) x *= inv;
+  }
+  double loss = 0;
+  for (float l : losses) loss += l;
+  return static_cast<float>(loss / towers_);
+}
+
 void Replica::Record(int64_t step, float loss) {
   TrainerMetrics& m = Metrics();
+  const int64_t batches = static_cast<int64_t>(scheme_->local_steps()) * towers_;
   m.global_step->Set({}, static_cast<double>(step));
   m.loss->Set({}, loss);
-  m.local_steps->Add({}, 1);
-  ++local_steps_;
+  m.local_steps->Add({}, static_cast<double>(batches));
+  local_steps_ += batches;
   const absl::Time now = absl::Now();
   if (rate_since_ == absl::InfiniteFuture()) {
     rate_since_ = summary_since_ = now;
@@ -256,17 +303,20 @@ void Replica::Record(int64_t step, float loss) {
     rate_since_ = now;
     rate_local_steps_ = local_steps_;
   }
+  const int64_t batches_per_commit = batches;
   if (o_.log_every <= 0 || step % o_.log_every != 0) return;
   EmitEvent({{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
   if (summaries_ == nullptr) return;
   std::vector<std::pair<std::string, float>> scalars = {{"loss", loss}};
   if (const double seconds = absl::ToDoubleSeconds(now - summary_since_);
       seconds > 0 && step > summary_step_) {
-    // A global step is one batch (async) or the average of replicas-to-aggregate batches.
+    // A global step is one replica's commit (its local steps times its towers' batches), or
+    // the aggregate of replicas-to-aggregate commits in synchronous schemes.
     const double steps_per_second = static_cast<double>(step - summary_step_) / seconds;
     const int64_t batches =
-        !sync_ ? 1
-               : (o_.replicas_to_aggregate > 0 ? o_.replicas_to_aggregate : spec_.num_replicas());
+        batches_per_commit *
+        (!sync_ ? 1
+                : (o_.replicas_to_aggregate > 0 ? o_.replicas_to_aggregate : spec_.num_replicas()));
     scalars.emplace_back("global_step/sec", static_cast<float>(steps_per_second));
     scalars.emplace_back("examples/sec",
                          static_cast<float>(steps_per_second * batches * o_.batch_size));
@@ -318,7 +368,12 @@ int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atom
     LogError("cannot set up training", {{"error", setup.status().ToString()}});
     return kExitUsage;
   }
-  Replica replica(spec, o, *std::move(setup));
+  absl::StatusOr<SchemeConfig> scheme = MakeSchemeConfig(o, spec.num_replicas());
+  if (!scheme.ok()) {
+    LogError("invalid training scheme", {{"error", scheme.status().ToString()}});
+    return kExitUsage;
+  }
+  Replica replica(spec, o, *std::move(setup), *std::move(scheme));
   return replica.Run(stop);
 }
 

@@ -81,10 +81,17 @@ TEST(UpdateRuleTest, SyncForgetsPartialAggregatesOfAReplacedStore) {
   EXPECT_EQ(Values(restored), (std::vector<float>{-1, -1}));
 }
 
-TEST(UpdateRuleTest, RejectsUnknownModes) {
-  UpdateRuleOptions o;
-  o.mode = "hogwild2";
-  EXPECT_FALSE(MakeUpdateRule(o).ok());
+TEST(SchemeTest, ParsesEveryModeAndRejectsUnknownOnes) {
+  for (const char* mode : {"hogwild", "downpour", "downpour-sgd", "agn", "sync", "sagn", "dynsgd",
+                           "aeasgd", "aeamsgd"}) {
+    absl::StatusOr<Scheme> s = ParseScheme(mode);
+    ASSERT_TRUE(s.ok()) << mode;
+    EXPECT_STREQ(SchemeName(*s), mode);
+  }
+  EXPECT_EQ(*ParseScheme("async"), Scheme::kHogwild);
+  absl::StatusOr<Scheme> bad = ParseScheme("hogwild2");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("downpour-sgd"));
 }
 
 class CheckpointTest : public ::testing::Test {

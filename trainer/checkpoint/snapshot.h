@@ -1,0 +1,60 @@
+// Checkpoints over gRPC, so an evaluator needs no volume shared with the chief: the chief
+// publishes each checkpoint it writes to ps 0 (PutSnapshot), which keeps the newest one in memory
+// (SnapshotSlot), and the evaluator long-polls it (GetSnapshot). The parts on the wire are a
+// SnapshotHeader, then each variable's values as TensorChunks of at most 512 KiB, in order.
+// SnapshotSlot is thread-safe; the functions are thread-compatible per stub.
+#ifndef DISTTRAIN_TRAINER_CHECKPOINT_SNAPSHOT_H_
+#define DISTTRAIN_TRAINER_CHECKPOINT_SNAPSHOT_H_
+
+#include <functional>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "disttrain/trainer/v1/parameter_server.grpc.pb.h"
+#include "trainer/checkpoint/checkpoint.h"
+
+namespace disttrain::trainer {
+
+// Calls `emit` for every part of `snapshot` (false from emit stops it: the stream broke).
+bool WriteSnapshotParts(const Checkpoint& snapshot,
+                        const std::function<bool(const v1::SnapshotPart&)>& emit);
+
+// Rebuilds a snapshot from its parts, checking that every element arrives once, in order.
+class SnapshotReader {
+ public:
+  absl::Status Add(const v1::SnapshotPart& part);
+  // InvalidArgument when parts are missing.
+  absl::StatusOr<Checkpoint> Finish();
+
+ private:
+  bool has_header_ = false;
+  Checkpoint snapshot_;
+  size_t variable_ = 0;  // the variable being filled
+  size_t filled_ = 0;    // its elements so far
+};
+
+// The newest snapshot a server holds.
+class SnapshotSlot {
+ public:
+  void Put(std::shared_ptr<const Checkpoint> snapshot);
+  // The newest snapshot once its step is above `after_step`, or null at `deadline` or Close().
+  std::shared_ptr<const Checkpoint> WaitNewer(int64_t after_step, absl::Time deadline);
+  void Close();
+
+ private:
+  absl::Mutex mu_;
+  std::shared_ptr<const Checkpoint> newest_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+absl::Status PublishSnapshot(v1::ParameterServer::StubInterface* stub, const Checkpoint& snapshot);
+// NotFound when no snapshot above `after_step` arrived within `wait`.
+absl::StatusOr<Checkpoint> FetchSnapshot(v1::ParameterServer::StubInterface* stub,
+                                         int64_t after_step, absl::Duration wait);
+
+}  // namespace disttrain::trainer
+
+#endif  // DISTTRAIN_TRAINER_CHECKPOINT_SNAPSHOT_H_

@@ -1,0 +1,61 @@
+// Adagrad on the servers (DOWNPOUR's global optimiser): per element, acc += g^2 and
+// theta -= lr * g / sqrt(acc). Pushes apply concurrently, each block under its own lock, and the
+// block's accumulators are updated under that same lock, so they never race.
+#include <cmath>
+
+#include "absl/synchronization/mutex.h"
+#include "trainer/ps/apply_pool.h"
+#include "trainer/ps/update_rule.h"
+
+namespace disttrain::trainer {
+namespace {
+
+class Adagrad : public UpdateRule {
+ public:
+  Adagrad(float lr, float initial) : lr_(lr), initial_(initial) {}
+
+  PushResult Apply(int64_t, const GradientMap& gradient, ShardStore* store) override {
+    std::shared_ptr<Accumulators> acc = AccumulatorsOf(store);
+    const std::vector<const float*> g = BlockSources(gradient, *store);
+    ParallelFor(g.size(), [&](size_t i) {
+      float* a = (*acc)[i].data();
+      const float* gi = g[i];
+      store->Update(i, [&](const float* in, float* out, size_t n) {
+        for (size_t k = 0; k < n; ++k) {
+          a[k] += gi[k] * gi[k];
+          out[k] = in[k] - lr_ * gi[k] / std::sqrt(a[k]);
+        }
+      });
+    });
+    store->AdvanceStep();
+    return {};
+  }
+
+ private:
+  using Accumulators = std::vector<std::vector<float>>;  // by block
+
+  // The accumulators of `store`'s variables; fresh ones when the variables were re-initialised.
+  std::shared_ptr<Accumulators> AccumulatorsOf(const ShardStore* store) {
+    absl::MutexLock lock(&mu_);
+    if (store != store_) {
+      acc_ = std::make_shared<Accumulators>();
+      for (const ShardStore::BlockInfo& b : store->blocks()) acc_->emplace_back(b.size, initial_);
+      store_ = store;
+    }
+    return acc_;
+  }
+
+  const float lr_;
+  const float initial_;
+  absl::Mutex mu_;
+  const ShardStore* store_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::shared_ptr<Accumulators> acc_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<UpdateRule> MakeAdagrad(float learning_rate, float initial_accumulator) {
+  return std::make_unique<Adagrad>(learning_rate, initial_accumulator);
+}
+
+}  // namespace disttrain::trainer

@@ -1,0 +1,35 @@
+// Dynamic SGD: asynchronous SGD whose commits are scaled by 1 / (staleness + 1), the staleness
+// being how many global steps the server advanced since the values the worker computed on
+// (the push's step). Fresh gradients count fully, late ones less.
+#include <algorithm>
+
+#include "trainer/ps/apply_pool.h"
+#include "trainer/ps/update_rule.h"
+
+namespace disttrain::trainer {
+namespace {
+
+class DynSgd : public UpdateRule {
+ public:
+  explicit DynSgd(float lr) : lr_(lr) {}
+
+  PushResult Apply(int64_t step, const GradientMap& gradient, ShardStore* store) override {
+    const int64_t staleness = std::max<int64_t>(0, store->global_step() - step);
+    const float alpha = -lr_ / static_cast<float>(staleness + 1);
+    const std::vector<const float*> g = BlockSources(gradient, *store);
+    ParallelFor(g.size(), [&](size_t i) { store->Axpy(i, alpha, g[i]); });
+    store->AdvanceStep();
+    return {};
+  }
+
+ private:
+  const float lr_;
+};
+
+}  // namespace
+
+std::unique_ptr<UpdateRule> MakeDynSgd(float learning_rate) {
+  return std::make_unique<DynSgd>(learning_rate);
+}
+
+}  // namespace disttrain::trainer

@@ -1,0 +1,24 @@
+// The server half of asynchronous elastic averaging (EASGD, EAMSGD): a worker pushes the elastic
+// difference E = alpha * (x_worker - theta) and the center variable moves towards it,
+// theta <- theta + E. Each push is one global step; pushes apply concurrently, block by block.
+#include "trainer/ps/apply_pool.h"
+#include "trainer/ps/update_rule.h"
+
+namespace disttrain::trainer {
+namespace {
+
+class Elastic : public UpdateRule {
+ public:
+  PushResult Apply(int64_t, const GradientMap& difference, ShardStore* store) override {
+    const std::vector<const float*> e = BlockSources(difference, *store);
+    ParallelFor(e.size(), [&](size_t i) { store->Axpy(i, 1.0f, e[i]); });
+    store->AdvanceStep();
+    return {};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<UpdateRule> MakeElastic() { return std::make_unique<Elastic>(); }
+
+}  // namespace disttrain::trainer
