@@ -31,15 +31,17 @@ class Downpour : public WorkerScheme {
       } else {
         AddScaled(commit, 1.0f, g_);
       }
-      if (k + 1 == lambda_) break;  // the last local step's update would be discarded by the pull
+      // The last local step's variables would be replaced by the next pull; its gradient still
+      // counts in the Adagrad accumulators.
+      const bool last = k + 1 == lambda_;
       if (adagrad_) {
         for (size_t v = 0; v < g_.size(); ++v) {
           for (size_t i = 0; i < g_[v].size(); ++i) {
             acc_[v][i] += g_[v][i] * g_[v][i];
-            local_[v][i] -= lr_ * g_[v][i] / std::sqrt(acc_[v][i]);
+            if (!last) local_[v][i] -= lr_ * g_[v][i] / std::sqrt(acc_[v][i]);
           }
         }
-      } else {
+      } else if (!last) {
         AddScaled(&local_, -lr_, g_);
       }
     }

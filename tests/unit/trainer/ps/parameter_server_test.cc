@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "trainer/checkpoint/snapshot.h"
 
 namespace disttrain::trainer {
 namespace {
@@ -298,6 +299,57 @@ TEST_F(ParameterServerTest, ATornPushDoesNotCountAsAReplicaInSyncMode) {
   ExpectUnchanged();
   ASSERT_TRUE(Push("w0", 0, kAsIs).ok());
   EXPECT_EQ(Pull().second, 1);
+}
+
+}  // namespace
+}  // namespace disttrain::trainer
+
+namespace disttrain::trainer {
+namespace {
+
+// The chief's checkpoints reach the evaluator through ps 0: the newest is kept, a fetch waits
+// for one newer than the evaluator's last, and a variable larger than one chunk arrives whole.
+TEST_F(ParameterServerTest, KeepsTheNewestSnapshotForTheEvaluator) {
+  Start(MakeAsyncSgd(0.5f));
+  Checkpoint c{100, {{"w", kShard + 5}, {"b", 3}}, {std::vector<float>(kShard + 5), {1, 2, 3}}, ""};
+  for (size_t i = 0; i < c.values[0].size(); ++i) c.values[0][i] = static_cast<float>(i) * 0.5f;
+  ASSERT_TRUE(PublishSnapshot(stub_.get(), c).ok());
+  absl::StatusOr<Checkpoint> got = FetchSnapshot(stub_.get(), 50, absl::ZeroDuration());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->global_step, 100);
+  EXPECT_TRUE(SameVariables(got->variables, c.variables));
+  EXPECT_EQ(got->values, c.values);
+  EXPECT_EQ(FetchSnapshot(stub_.get(), 100, absl::Milliseconds(50)).status().code(),
+            absl::StatusCode::kNotFound);
+  std::thread later([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    Checkpoint newer = c;
+    newer.global_step = 200;
+    EXPECT_TRUE(PublishSnapshot(stub_.get(), newer).ok());
+  });
+  got = FetchSnapshot(stub_.get(), 100, absl::Seconds(10));  // waits for the next checkpoint
+  later.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->global_step, 200);
+}
+
+TEST(SnapshotReaderTest, RejectsChunksOutOfOrderAndIncompleteSnapshots) {
+  Checkpoint c{7, {{"w", 4}}, {{1, 2, 3, 4}}, ""};
+  std::vector<v1::SnapshotPart> parts;
+  WriteSnapshotParts(c, [&](const v1::SnapshotPart& p) {
+    parts.push_back(p);
+    return true;
+  });
+  ASSERT_EQ(parts.size(), 2u);
+  SnapshotReader missing;
+  ASSERT_TRUE(missing.Add(parts[0]).ok());
+  EXPECT_EQ(missing.Finish().status().code(), absl::StatusCode::kInvalidArgument);
+  SnapshotReader no_header;
+  EXPECT_FALSE(no_header.Add(parts[1]).ok());
+  SnapshotReader wrong_offset;
+  ASSERT_TRUE(wrong_offset.Add(parts[0]).ok());
+  parts[1].mutable_chunk()->set_offset(1);
+  EXPECT_FALSE(wrong_offset.Add(parts[1]).ok());
 }
 
 }  // namespace
