@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-peer format clean help
+.PHONY: deps tools configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-peer bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -29,8 +29,15 @@ build: configure ## Build build/bin/disttrain-operator and build/bin/disttrain-t
 images: deps ## Build the operator and trainer images with buildah into build/images/ (docker archives).
 	@scripts/images.sh
 
-test: build tools images sanitize ## Run every test suite (sanitizers, unit, then e2e against a local cluster).
+test: build tools images sanitize cuda ## Run every test suite (sanitizers, CUDA compile, unit, then e2e against a local cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 1800
+
+cuda: deps ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu tests: "Not Run" without a CUDA device.
+	@tk=$$(scripts/cuda-toolkit.sh) && if [[ ! -f $(BUILD_DIR)/cuda/build.ninja ]]; then \
+	  cmake -S . -B $(BUILD_DIR)/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DDISTTRAIN_ENABLE_CUDA=ON \
+	    -DCMAKE_CUDA_COMPILER=$$tk/bin/nvcc -DCUDAToolkit_ROOT=$$tk >/dev/null; fi
+	@cmake --build $(BUILD_DIR)/cuda --target cuda_kernels_test disttrain-trainer
+	@ctest --test-dir $(BUILD_DIR)/cuda --output-on-failure -L gpu
 
 unit: build ## Run the unit suites only (no cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j2
@@ -59,6 +66,10 @@ bench: build cluster-up release-bins bench-tf ## Run the benchmarks; each prints
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/ps_scaling.py --bin $(BUILD_DIR)/release/bin
 	@python3 bench/operator_scale.py 100
 	@python3 bench/informer_bench.py 5000
+	@$(MAKE) --no-print-directory bench-schemes
+
+bench-schemes: release-bins ## Every training scheme with 1, 2 and 4 workers on Fashion-MNIST: plot and table (docs/trainer.md).
+	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/schemes.py --bin $(BUILD_DIR)/release/bin --write-docs
 
 bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server and ours, side by side.
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/compare_tensorflow.py --trainer-bench $(BUILD_DIR)/release/bin/trainer_bench --runs 5

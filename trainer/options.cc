@@ -1,5 +1,7 @@
 #include "trainer/options.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -35,7 +37,7 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
          "sagn, tau of aeasgd and aeamsgd (ignored by the other schemes).");
   f->Double("elastic-alpha", &o->elastic_alpha,
             "aeasgd/aeamsgd: the moving rate alpha; negative means 5 x --learning-rate (rho = 5, "
-            "as the EASGD paper).");
+            "as the EASGD paper), at most 0.9 / training replicas.");
   f->Double("momentum", &o->momentum, "aeamsgd: the Nesterov momentum delta of the local steps.");
   f->Double("adagrad-initial-accumulator", &o->adagrad_initial_accumulator,
             "downpour: the starting value of the Adagrad accumulators (workers' and servers').");
@@ -130,7 +132,11 @@ absl::StatusOr<SchemeConfig> MakeSchemeConfig(const TrainerOptions& o, int num_r
   c.scheme = *scheme;
   c.learning_rate = static_cast<float>(o.learning_rate);
   c.local_steps = HasLocalSteps(c.scheme) ? static_cast<int>(o.local_steps) : 1;
-  c.elastic_alpha = static_cast<float>(o.elastic_alpha >= 0 ? o.elastic_alpha : 5 * o.learning_rate);
+  // The paper's α = ηρ with ρ = 5, kept under 0.9 / p so p workers' pulls on the center stay
+  // stable (its condition β = pα < 1).
+  c.elastic_alpha = static_cast<float>(
+      o.elastic_alpha >= 0 ? o.elastic_alpha
+                           : std::min(5 * o.learning_rate, 0.9 / std::max(1, num_replicas)));
   c.momentum = c.scheme == Scheme::kAeamsgd ? static_cast<float>(o.momentum) : 0.0f;
   c.adagrad_initial_accumulator = static_cast<float>(o.adagrad_initial_accumulator);
   c.replicas_to_aggregate =
@@ -140,7 +146,8 @@ absl::StatusOr<SchemeConfig> MakeSchemeConfig(const TrainerOptions& o, int num_r
         absl::StrCat("--replicas-to-aggregate ", c.replicas_to_aggregate,
                      " exceeds the training replicas (", num_replicas, ")"));
   }
-  if (c.elastic_alpha > 1) return absl::InvalidArgumentError("--elastic-alpha must be at most 1");
+  if (c.elastic_alpha > 1 && (c.scheme == Scheme::kAeasgd || c.scheme == Scheme::kAeamsgd))
+    return absl::InvalidArgumentError("--elastic-alpha must be at most 1");
   if (!o.worker_learning_rates.empty()) {
     absl::StatusOr<std::vector<float>> rates = ParseRates(o);
     if (!rates.ok()) return rates.status();

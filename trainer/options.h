@@ -41,7 +41,7 @@ struct TrainerOptions {
   std::string termination_message_path = "/dev/termination-log";
   // Training schemes (trainer/schemes/scheme.h): hyper-parameters beyond --learning-rate.
   int64_t local_steps = 4;            // λ of downpour, downpour-sgd, agn, sagn; τ of aeasgd, aeamsgd
-  double elastic_alpha = -1;          // α of aeasgd/aeamsgd; negative: 5 x --learning-rate (ρ = 5)
+  double elastic_alpha = -1;  // α of aeasgd/aeamsgd; negative: min(5 η, 0.9 / replicas)
   double momentum = 0.9;              // δ of aeamsgd
   double adagrad_initial_accumulator = 0.1;  // downpour
   std::string worker_learning_rates;  // sync: one rate per training replica, comma-separated

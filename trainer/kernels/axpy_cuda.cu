@@ -1,9 +1,5 @@
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <string>
-
 #include "trainer/kernels/axpy.h"
+#include "trainer/kernels/cuda_util.h"
 
 namespace disttrain::kernels {
 namespace {
@@ -15,38 +11,20 @@ __global__ void AxpyKernel(float alpha, const float* x, float* y, size_t n) {
   }
 }
 
-absl::Status Check(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(std::string(what) + ": " + cudaGetErrorString(err));
-}
-
 }  // namespace
 
-bool CudaAvailable() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
+bool CudaAvailable() { return RequireDevice().ok(); }
 
 absl::Status CudaAxpy(float alpha, std::span<const float> x, std::span<float> y) {
-  if (!CudaAvailable()) return absl::FailedPreconditionError("no CUDA device is visible");
+  if (absl::Status s = RequireDevice(); !s.ok()) return s;
   if (x.size() != y.size()) return absl::InvalidArgumentError("axpy: x and y differ in size");
-  const size_t bytes = y.size() * sizeof(float);
-  float* dx = nullptr;
-  float* dy = nullptr;
-  absl::Status s = Check(cudaMalloc(&dx, bytes), "cudaMalloc x");
-  if (s.ok()) s = Check(cudaMalloc(&dy, bytes), "cudaMalloc y");
-  if (s.ok()) s = Check(cudaMemcpy(dx, x.data(), bytes, cudaMemcpyHostToDevice), "copy x");
-  if (s.ok()) s = Check(cudaMemcpy(dy, y.data(), bytes, cudaMemcpyHostToDevice), "copy y");
-  if (s.ok()) {
-    const int threads = 256;
-    const int blocks =
-        static_cast<int>(std::min<size_t>((y.size() + threads - 1) / threads, 65535));
-    AxpyKernel < < <blocks> 0 ? blocks : 1, threads >>> (alpha, dx, dy, y.size());
-    s = Check(cudaGetLastError(), "launch axpy");
-  }
-  if (s.ok()) s = Check(cudaMemcpy(y.data(), dy, bytes, cudaMemcpyDeviceToHost), "copy y back");
-  cudaFree(dx);
-  cudaFree(dy);
+  DeviceBuffer<float> dx(x.size()), dy(y.size());
+  absl::Status s = dx.Upload(x.data());
+  if (s.ok()) s = dy.Upload(y.data());
+  if (s.ok())
+    s = Launch(AxpyKernel, BlocksFor(y.size()), 256u, alpha, static_cast<const float*>(dx.get()),
+               dy.get(), y.size());
+  if (s.ok()) s = dy.Download(y.data());
   return s;
 }
 

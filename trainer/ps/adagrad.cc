@@ -1,9 +1,8 @@
 // Adagrad on the servers (DOWNPOUR's global optimiser): per element, acc += g^2 and
 // theta -= lr * g / sqrt(acc). Pushes apply concurrently, each block under its own lock, and the
 // block's accumulators are updated under that same lock, so they never race.
-#include <cmath>
-
 #include "absl/synchronization/mutex.h"
+#include "trainer/kernels/update_kernels.h"
 #include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
@@ -21,10 +20,7 @@ class Adagrad : public UpdateRule {
       float* a = (*acc)[i].data();
       const float* gi = g[i];
       store->Update(i, [&](const float* in, float* out, size_t n) {
-        for (size_t k = 0; k < n; ++k) {
-          a[k] += gi[k] * gi[k];
-          out[k] = in[k] - lr_ * gi[k] / std::sqrt(a[k]);
-        }
+        kernels::AdagradTo(lr_, {gi, n}, {a, n}, {in, n}, {out, n});
       });
     });
     store->AdvanceStep();

@@ -217,7 +217,10 @@ int Replica::Run(const std::atomic<bool>& stop) {
     step_options.step = grad_step;
     step_options.min_step = sync_ ? want : 0;
     step_options.wait = absl::Seconds(2);
-    step_options.pull_early = !sync_;
+    // Pulling while the push still arrives saves a round trip but may miss this push. Schemes that
+    // commit several local steps at once wait for it, or their next window would start from
+    // variables without their own last commit and repeat it.
+    step_options.pull_early = !sync_ && scheme_->local_steps() == 1;
     absl::StatusOr<PsClient::StepResult> r =
         client_.PushPull(pending ? &grads : nullptr, step_options, &params);
     const bool pushed = pending;

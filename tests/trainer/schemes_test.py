@@ -1,0 +1,120 @@
+"""Every training scheme trains Fashion-MNIST through real processes (`disttrain-trainer local`:
+2 parameter servers, 2 workers, an evaluator fetching checkpoints over gRPC), each to a documented
+test accuracy it reaches here (docs/trainer.md lists them with bench/schemes.py's figures).
+The thresholds leave about 2 points under what the scheme reached in repeated runs here."""
+import json
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+from trainer_test import TRAINER, Run
+
+# scheme: (trainer flags, minimum test accuracy). --steps counts commits: a scheme with local
+# steps computes --local-steps batches per commit.
+SCHEMES = {
+    "hogwild": (["--steps", "2000", "--learning-rate", "0.1"], 0.82),
+    "downpour": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.05"], 0.80),
+    "downpour-sgd": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.03"], 0.80),
+    "agn": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.1"], 0.80),
+    "sync": (["--steps", "1000", "--learning-rate", "0.1"], 0.82),
+    "sagn": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.1"], 0.81),
+    "dynsgd": (["--steps", "2000", "--learning-rate", "0.1"], 0.80),
+    "aeasgd": (["--steps", "600", "--local-steps", "4", "--learning-rate", "0.15"], 0.82),
+    "aeamsgd": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.05"], 0.83),
+}
+
+
+def train(mode, flags, launcher=("--ps", "2", "--workers", "2", "--evaluator")):
+    checkpoint = flags[flags.index("--steps") + 1]
+    run = Run(list(launcher), ["--model", "mlp", "--hidden", "100", "--batch-size", "64", "--log-every", "0",
+                               "--checkpoint-steps", checkpoint, "--mode", mode, *flags])
+    return run
+
+
+class SchemeConvergenceTest(unittest.TestCase):
+    def check(self, mode, flags=None, minimum=None, extra=()):
+        flags, threshold = SCHEMES[mode] if flags is None else (flags, minimum)
+        run = train(mode, [*flags, *extra])
+        self.assertEqual(run.wait(), 0, "".join(run.stderr[-20:]))
+        s = run.summary()
+        print(f"{mode} {' '.join(extra)}: accuracy {s['accuracy']:.4f} at step {s['global_step']} "
+              f"in {s['seconds']:.1f} s", flush=True)
+        self.assertGreaterEqual(s["global_step"], int(flags[flags.index("--steps") + 1]))
+        self.assertGreaterEqual(s["accuracy"], threshold)
+        return run
+
+    def test_hogwild(self):
+        self.check("hogwild")
+
+    def test_downpour(self):
+        self.check("downpour")
+
+    def test_downpour_sgd(self):
+        self.check("downpour-sgd")
+
+    def test_agn(self):
+        self.check("agn")
+
+    def test_sync(self):
+        self.check("sync")
+
+    def test_sync_with_a_learning_rate_per_worker(self):
+        self.check("sync", extra=("--worker-learning-rates", "0.15,0.05"))
+
+    def test_sagn(self):
+        self.check("sagn")
+
+    def test_dynsgd(self):
+        self.check("dynsgd")
+
+    def test_aeasgd(self):
+        self.check("aeasgd")
+
+    def test_aeamsgd(self):
+        self.check("aeamsgd")
+
+    def test_local_replicas_average_two_towers_per_worker(self):
+        # Each global step averages 2 workers x 2 towers: 4 batches per step.
+        self.check("sync", ["--steps", "600", "--learning-rate", "0.2"], 0.80, extra=("--local-replicas", "2"))
+
+
+class EvaluatorOverGrpcTest(unittest.TestCase):
+    def test_the_evaluator_needs_no_shared_model_dir(self):
+        """Tasks started by hand with TF_CONFIG, each with its own --model-dir: the evaluator's stays
+        empty, yet it evaluates every checkpoint the chief makes, fetched from ps 0."""
+        dirs = {t: tempfile.mkdtemp(prefix=f"disttrain-{t}-") for t in ("ps", "chief", "evaluator")}
+        ports = [free_port(), free_port()]
+        cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "chief": [f"127.0.0.1:{ports[1]}"]}
+        args = ["--model", "mlp", "--mode", "sync", "--steps", "300", "--checkpoint-steps", "100",
+                "--log-every", "0", "--metrics-address", "0"]
+        procs = {}
+        try:
+            for task in ("ps", "chief", "evaluator"):
+                env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": task, "index": 0}}))
+                procs[task] = subprocess.Popen([TRAINER, *args, "--model-dir", dirs[task]], env=env,
+                                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.assertEqual(procs["chief"].wait(timeout=300), 0)
+            self.assertEqual(procs["evaluator"].wait(timeout=60), 0)
+            evals = [json.loads(l) for l in procs["evaluator"].stdout.read().splitlines() if '"eval"' in l]
+            self.assertEqual([e["global_step"] for e in evals if e["global_step"] > 0], [100, 200, 300])
+            self.assertGreater(evals[-1]["accuracy"], 0.7)
+            self.assertEqual(os.listdir(dirs["evaluator"]), ["eval"], "only its TensorBoard events")
+            self.assertTrue(any(f.startswith("ckpt-") for f in os.listdir(dirs["chief"])))
+        finally:
+            for p in procs.values():
+                if p.poll() is None:
+                    p.terminate()
+                    p.wait(timeout=30)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,29 @@
+// Linked when the build has no CUDA compiler: the CUDA entry points report that clearly.
+#include "trainer/kernels/axpy.h"
+#include "trainer/kernels/mlp_kernels.h"
+#include "trainer/kernels/update_kernels.h"
+
+namespace disttrain::kernels {
+namespace {
+
+absl::Status NoCuda() {
+  return absl::FailedPreconditionError("disttrain-trainer was built without CUDA kernels");
+}
+
+}  // namespace
+
+bool CudaAvailable() { return false; }
+
+absl::Status CudaAxpy(float, std::span<const float>, std::span<float>) { return NoCuda(); }
+
+absl::Status CudaAdagrad(float, std::span<const float>, std::span<float>, std::span<float>) {
+  return NoCuda();
+}
+
+absl::StatusOr<float> CudaMlpLossAndGradient(const MlpShape&, std::span<const float* const>,
+                                             const float*, const int32_t*, int,
+                                             std::span<float* const>) {
+  return NoCuda();
+}
+
+}  // namespace disttrain::kernels
