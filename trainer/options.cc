@@ -47,6 +47,10 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->Int("local-replicas", &o->local_replicas,
          "Towers per training replica (one thread each) that compute gradients on separate "
          "batches, averaged locally before one push.");
+  f->String("device", &o->device,
+            "cpu, or cuda: the MLP's forward and backward pass run on the GPU (tower t of "
+            "--local-replicas on GPU t mod the devices); exits 2 when the binary has no CUDA "
+            "kernels or no device is visible.");
   f->String("eval-source", &o->eval_source,
             "evaluator: where checkpoints come from: ps (the chief publishes each checkpoint to "
             "ps 0 over gRPC; no shared volume) or model-dir (read from --model-dir).");
@@ -104,6 +108,9 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (!o.worker_learning_rates.empty()) {
     if (absl::StatusOr<std::vector<float>> r = ParseRates(o); !r.ok()) return r.status();
   }
+  if (o.device != "cpu" && o.device != "cuda")
+    return bad(absl::StrCat("--device must be cpu or cuda, got \"", o.device, "\""));
+  if (o.device == "cuda" && o.model != "mlp") return bad("--device cuda needs --model mlp");
   if (o.eval_source != "ps" && o.eval_source != "model-dir")
     return bad(absl::StrCat("--eval-source must be ps or model-dir, got \"", o.eval_source, "\""));
   if (o.learning_rate <= 0) return bad("--learning-rate must be positive");

@@ -21,6 +21,10 @@ void AxpyTo(float alpha, std::span<const float> x, std::span<const float> y, std
 
 // True when this binary has CUDA kernels and a CUDA device is visible.
 bool CudaAvailable();
+// Visible CUDA devices (0 without CUDA kernels).
+int CudaDeviceCount();
+// Makes `device` the calling thread's CUDA device.
+absl::Status CudaUseDevice(int device);
 
 // y[i] += alpha * x[i] on the GPU, for host buffers (copied in and out).
 // Returns FailedPrecondition when CUDA is unavailable.

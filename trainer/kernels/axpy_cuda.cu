@@ -15,6 +15,13 @@ __global__ void AxpyKernel(float alpha, const float* x, float* y, size_t n) {
 
 bool CudaAvailable() { return RequireDevice().ok(); }
 
+int CudaDeviceCount() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+absl::Status CudaUseDevice(int device) { return Check(cudaSetDevice(device), "cudaSetDevice"); }
+
 absl::Status CudaAxpy(float alpha, std::span<const float> x, std::span<float> y) {
   if (absl::Status s = RequireDevice(); !s.ok()) return s;
   if (x.size() != y.size()) return absl::InvalidArgumentError("axpy: x and y differ in size");

@@ -14,6 +14,10 @@ absl::Status NoCuda() {
 
 bool CudaAvailable() { return false; }
 
+int CudaDeviceCount() { return 0; }
+
+absl::Status CudaUseDevice(int) { return NoCuda(); }
+
 absl::Status CudaAxpy(float, std::span<const float>, std::span<float>) { return NoCuda(); }
 
 absl::Status CudaAdagrad(float, std::span<const float>, std::span<float>, std::span<float>) {

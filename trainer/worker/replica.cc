@@ -15,6 +15,8 @@
 #include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
 #include "trainer/termination_message.h"
+#include "trainer/kernels/axpy.h"
+#include "trainer/kernels/mlp_kernels.h"
 #include "trainer/ps/apply_pool.h"
 #include "trainer/worker/ps_client.h"
 #include "trainer/worker/schemes/worker_scheme.h"
@@ -51,6 +53,21 @@ class Replica {
   }
 
   int Run(const std::atomic<bool>& stop);
+  // Computes the MLP's gradients on the visible GPUs.
+  absl::Status UseCuda() {
+    const std::vector<VariableSpec> v = setup_.model->Variables();
+    if (v.size() != 4) return absl::InvalidArgumentError("the CUDA kernels need --hidden > 0");
+    if (!kernels::CudaAvailable()) {
+      absl::Status why = kernels::CudaUseDevice(0);  // names what is missing: kernels or device
+      return why.ok() ? absl::FailedPreconditionError("no CUDA device is visible") : why;
+    }
+    mlp_shape_ = {static_cast<int>(v[0].size / v[1].size), static_cast<int>(v[1].size),
+                  static_cast<int>(v[3].size)};
+    devices_ = kernels::CudaDeviceCount();
+    LogInfo("computing gradients on CUDA devices",
+            {{"task", spec_.TaskName()}, {"devices", absl::StrCat(devices_.load())}});
+    return absl::OkStatus();
+  }
 
  private:
   // Handles an unreachable or failing peer; false once the retry budget is spent.
@@ -64,6 +81,8 @@ class Replica {
   // The next batch's loss and gradient at `at`; with --local-replicas N, the mean over N batches
   // computed by N threads.
   float Gradient(const Params& at, Params* grads);
+  // One tower's batch, on GPU `tower` mod the devices with --device cuda.
+  float TowerGradient(int tower, const Params& at, const Batch& batch, Params* grads);
   int Finish();
 
   const ClusterSpec& spec_;
@@ -74,6 +93,9 @@ class Replica {
   const int towers_;
   std::unique_ptr<WorkerScheme> scheme_;
   std::vector<Params> tower_grads_;
+  // --device cuda: the visible GPUs (0: the CPU computes) and the MLP's shape.
+  std::atomic<int> devices_ = 0;
+  kernels::MlpShape mlp_shape_;
   const std::vector<VariableSpec> variables_;
   PsClient client_;
   std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
@@ -265,17 +287,32 @@ int Replica::Run(const std::atomic<bool>& stop) {
   return chief_ ? Finish() : kExitOk;
 }
 
-float Replica::Gradient(const Params& at, Params* grads) {
-  if (towers_ == 1) {
-    Batch batch = batches_ ? batches_->Next() : Batch{};
-    return setup_.model->LossAndGradient(at, batch, grads);
+float Replica::TowerGradient(int tower, const Params& at, const Batch& batch, Params* grads) {
+  if (devices_ > 0) {
+    if (grads->size() != at.size()) *grads = ZerosLike(at);
+    const float* p[4] = {at[0].data(), at[1].data(), at[2].data(), at[3].data()};
+    float* g[4] = {(*grads)[0].data(), (*grads)[1].data(), (*grads)[2].data(),
+                   (*grads)[3].data()};
+    absl::Status s = kernels::CudaUseDevice(tower % devices_);
+    absl::StatusOr<float> loss =
+        s.ok() ? kernels::CudaMlpLossAndGradient(mlp_shape_, p, batch.x, batch.y, batch.n, g)
+               : absl::StatusOr<float>(s);
+    if (loss.ok()) return *loss;
+    LogError("CUDA gradient failed; computing on the CPU from now on",
+             {{"task", spec_.TaskName()}, {"error", loss.status().ToString()}});
+    devices_ = 0;
   }
+  return setup_.model->LossAndGradient(at, batch, grads);
+}
+
+float Replica::Gradient(const Params& at, Params* grads) {
+  if (towers_ == 1) return TowerGradient(0, at, batches_ ? batches_->Next() : Batch{}, grads);
   std::vector<Batch> batches(towers_);
   for (Batch& b : batches) b = batches_ ? batches_->Next() : Batch{};
   tower_grads_.resize(towers_);
   std::vector<float> losses(towers_);
   ParallelFor(towers_, [&](size_t t) {
-    losses[t] = setup_.model->LossAndGradient(at, batches[t], &tower_grads_[t]);
+    losses[t] = TowerGradient(static_cast<int>(t), at, batches[t], &tower_grads_[t]);
   });
   *grads = tower_grads_[0];
   for (int t = 1; t < towers_; ++t) AddScaled(grads, 1.0f, tower_grads_[t]);
@@ -377,6 +414,12 @@ int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atom
     return kExitUsage;
   }
   Replica replica(spec, o, *std::move(setup), *std::move(scheme));
+  if (o.device == "cuda") {
+    if (absl::Status s = replica.UseCuda(); !s.ok()) {
+      LogError("--device cuda", {{"error", s.ToString()}});
+      return kExitUsage;
+    }
+  }
   return replica.Run(stop);
 }
 
