@@ -15,14 +15,14 @@ from trainer_test import TRAINER, Run
 # steps computes --local-steps batches per commit.
 SCHEMES = {
     "hogwild": (["--steps", "2000", "--learning-rate", "0.1"], 0.82),
-    "downpour": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.05"], 0.80),
-    "downpour-sgd": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.03"], 0.80),
-    "agn": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.1"], 0.80),
+    "downpour": (["--steps", "700", "--local-steps", "4", "--learning-rate", "0.03"], 0.82),
+    "downpour-sgd": (["--steps", "1000", "--local-steps", "4", "--learning-rate", "0.01"], 0.80),
+    "agn": (["--steps", "700", "--local-steps", "4", "--learning-rate", "0.1"], 0.81),
     "sync": (["--steps", "1000", "--learning-rate", "0.1"], 0.82),
     "sagn": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.1"], 0.81),
     "dynsgd": (["--steps", "2000", "--learning-rate", "0.1"], 0.80),
     "aeasgd": (["--steps", "600", "--local-steps", "4", "--learning-rate", "0.15"], 0.82),
-    "aeamsgd": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.05"], 0.83),
+    "aeamsgd": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.05"], 0.82),
 }
 
 
@@ -77,7 +77,7 @@ class SchemeConvergenceTest(unittest.TestCase):
 
     def test_local_replicas_average_two_towers_per_worker(self):
         # Each global step averages 2 workers x 2 towers: 4 batches per step.
-        self.check("sync", ["--steps", "600", "--learning-rate", "0.2"], 0.80, extra=("--local-replicas", "2"))
+        self.check("sync", ["--steps", "800", "--learning-rate", "0.2"], 0.82, extra=("--local-replicas", "2"))
 
 
 class EvaluatorOverGrpcTest(unittest.TestCase):

@@ -38,9 +38,16 @@ class Replica {
         client_(spec.ps, variables_, spec.TaskName(), static_cast<int>(o.ps_connections)) {
     if (setup_.model->needs_data()) {
       shard_ = ShardOf(setup_.data, spec.replica_rank, spec.num_replicas());
-      batches_ =
-          std::make_unique<BatchIterator>(&shard_, static_cast<int>(o.batch_size),
-                                          static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank);
+      // One iterator per tower, over its own part of the replica's shard: an iterator's batch
+      // lives in its own buffer until its next batch.
+      if (towers_ > 1) {
+        for (int t = 0; t < towers_; ++t) tower_shards_.push_back(ShardOf(shard_, t, towers_));
+      }
+      for (int t = 0; t < towers_; ++t) {
+        batches_.push_back(std::make_unique<BatchIterator>(
+            towers_ > 1 ? &tower_shards_[t] : &shard_, static_cast<int>(o.batch_size),
+            static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank + 104729ull * t));
+      }
     }
     if (chief_) {
       absl::StatusOr<std::unique_ptr<EventWriter>> w = EventWriter::Open(SummaryDir(o, "train"));
@@ -100,7 +107,8 @@ class Replica {
   PsClient client_;
   std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
   Dataset shard_;
-  std::unique_ptr<BatchIterator> batches_;
+  std::vector<Dataset> tower_shards_;                   // with --local-replicas > 1
+  std::vector<std::unique_ptr<BatchIterator>> batches_;  // by tower; empty without data
   absl::Time failing_since_ = absl::InfiniteFuture();
   int64_t last_checkpoint_ = -1;
   bool usage_error_ = false;
@@ -306,9 +314,10 @@ float Replica::TowerGradient(int tower, const Params& at, const Batch& batch, Pa
 }
 
 float Replica::Gradient(const Params& at, Params* grads) {
-  if (towers_ == 1) return TowerGradient(0, at, batches_ ? batches_->Next() : Batch{}, grads);
+  auto next = [this](int t) { return batches_.empty() ? Batch{} : batches_[t]->Next(); };
+  if (towers_ == 1) return TowerGradient(0, at, next(0), grads);
   std::vector<Batch> batches(towers_);
-  for (Batch& b : batches) b = batches_ ? batches_->Next() : Batch{};
+  for (int t = 0; t < towers_; ++t) batches[t] = next(t);
   tower_grads_.resize(towers_);
   std::vector<float> losses(towers_);
   ParallelFor(towers_, [&](size_t t) {
