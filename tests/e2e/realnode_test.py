@@ -72,7 +72,7 @@ def trainer_template(args, model_dir=None):
     spec = {"containers": [container]}
     if model_dir:
         container["volumeMounts"] = [{"name": "model", "mountPath": "/model"}]
-        # Chief and evaluator share checkpoints through a directory of the one real node.
+        # The chief keeps its checkpoints in a directory of the one real node (for its restarts).
         spec["volumes"] = [{"name": "model", "hostPath": {"path": model_dir, "type": "Directory"}}]
     return {"spec": realnode.on_real_node(spec)}
 
@@ -80,11 +80,12 @@ def trainer_template(args, model_dir=None):
 def training_job(name, model_dir, steps=1500, chief_args=(), restart="OnFailure"):
     common = ["--model=mlp", "--mode=sync", f"--steps={steps}", "--learning-rate=0.1", "--batch-size=64",
               "--checkpoint-steps=250", "--model-dir=/model", "--log-every=250"]
-    def role(n, extra=(), policy=restart):
-        return {"replicas": n, "restartPolicy": policy, "template": trainer_template(common + list(extra), model_dir)}
+    def role(n, extra=(), policy=restart, volume=model_dir):
+        return {"replicas": n, "restartPolicy": policy, "template": trainer_template(common + list(extra), volume)}
+    # The evaluator mounts no volume: it fetches each checkpoint from ps 0 over gRPC.
     return {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": name},
             "spec": {"replicaSpecs": {"Chief": role(1, chief_args, "ExitCode"), "PS": role(2), "Worker": role(2),
-                                      "Evaluator": role(1)}}}
+                                      "Evaluator": role(1, volume=None)}}}
 
 
 def shared_dir():

@@ -254,6 +254,8 @@ class BadConfigTest(unittest.TestCase):
                               (["--mode", "sync", "--worker-learning-rates", "0.1,x"],
                                '--worker-learning-rates: "x" is not a positive number'),
                               (["--local-steps", "0"], "--local-steps must be at least 1"),
+                              (["--device", "tpu"], '--device must be cpu or cuda, got "tpu"'),
+                              (["--eval-source", "nfs"], '--eval-source must be ps or model-dir, got "nfs"'),
                               (["--model", "resnet"], '--model "resnet" is not toy, softmax or mlp'),
                               (["--steps", "0"], "--steps must be at least 1")]:
             r = subprocess.run([TRAINER, *args], capture_output=True, text=True, timeout=30)
@@ -263,6 +265,22 @@ class BadConfigTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--learning-rate must be positive", r.stderr)
+
+    def test_worker_learning_rates_must_name_every_replica(self):
+        run = Run(["--ps", "1", "--workers", "2"], ["--model", "toy", "--mode", "sync", "--worker-learning-rates", "0.1"])
+        self.assertEqual(run.wait(timeout=60), 2)
+        self.assertIn("--worker-learning-rates lists 1 rates for 2 training replicas", "".join(run.stderr))
+
+    def test_device_cuda_trains_on_a_gpu_or_exits_2_naming_what_is_missing(self):
+        run = Run(["--ps", "1", "--workers", "1"], ["--model", "mlp", "--device", "cuda", "--steps", "20",
+                                                    "--checkpoint-steps", "20", "--log-every", "0"])
+        code = run.wait(timeout=120)
+        log = "".join(run.stderr)
+        if code == 0:  # a CUDA build on a machine with a GPU
+            self.assertIn("computing gradients on CUDA devices", log)
+        else:
+            self.assertEqual(code, 2, log[-2000:])
+            self.assertRegex(log, r"--device cuda.*(built without CUDA kernels|no CUDA|CUDA-capable)")
 
     def test_unreachable_parameter_servers_exit_138_after_the_retry_budget(self):
         env = dict(os.environ, TF_CONFIG='{"cluster":{"ps":["127.0.0.1:1"],"worker":["127.0.0.1:2"]},'
