@@ -77,7 +77,8 @@ bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server an
 bench-peer: tools cluster-up ## Our operator against Kubeflow's training-operator and a bare client (docs/operations.md).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
 	@cmake --build $(BUILD_DIR)/release --target disttrain-operator bare_client >/dev/null
-	@python3 bench/peer/peer_bench.py --bin $(BUILD_DIR)/release/bin --runs 3 --write-docs
+	@python3 bench/peer/peer_bench.py --bin $(BUILD_DIR)/release/bin --runs 3 --write-docs \
+	  --only disttrain,disttrain-apf,peer-defaults,peer-matched,bare-client --flamegraph docs/operator-flamegraph.svg
 
 format: ## Format the C++ sources with clang-format.
 	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i

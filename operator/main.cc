@@ -103,7 +103,9 @@ int RunController(const std::vector<std::string>& args) {
   flags.String("namespace", &f.namespace_name,
                "Watch only this namespace; default all namespaces.");
   flags.Int("workers", &f.workers, "Jobs reconciled in parallel.");
-  flags.Double("kube-api-qps", &f.qps, "Client-side limit of API requests per second.");
+  flags.Double("kube-api-qps", &f.qps,
+               "Client-side limit of API requests per second; 0 turns it off and relies on the API "
+               "server's priority and fairness. Deletes are never limited client-side.");
   flags.Int("kube-api-burst", &f.burst, "Client-side burst of API requests.");
   flags.Bool("leader-elect", &f.leader_elect,
              "Elect a leader with a Lease; only the leader reconciles.");
@@ -136,10 +138,10 @@ int RunController(const std::vector<std::string>& args) {
     std::cout << "disttrain-operator " << Version() << "\n";
     return kExitOk;
   }
-  if (f.workers < 1 || f.burst < 1 || f.qps <= 0 || f.verbosity < 0 ||
+  if (f.workers < 1 || f.burst < 1 || f.qps < 0 || f.verbosity < 0 ||
       (f.gang_scheduler != "volcano" && f.gang_scheduler != "scheduler-plugins")) {
     std::cerr
-        << "disttrain-operator: --workers and --kube-api-burst must be >= 1, --kube-api-qps > 0, "
+        << "disttrain-operator: --workers and --kube-api-burst must be >= 1, --kube-api-qps >= 0, "
            "--gang-scheduler volcano or scheduler-plugins\n";
     return kExitUsage;
   }

@@ -37,7 +37,7 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
   }
   nlohmann::json result;  // of the newest checkpoint evaluated
   int64_t last = -1;
-  bool foreign = false;                   // the newest checkpoint belongs to another model
+  bool foreign = false;  // the newest checkpoint belongs to another model
   std::unique_ptr<v1::ParameterServer::Stub> ps0;
   if (o.eval_source == "ps") {
     ps0 = v1::ParameterServer::NewStub(

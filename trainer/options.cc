@@ -102,7 +102,8 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (absl::StatusOr<Scheme> s = ParseScheme(o.mode); !s.ok()) return s.status();
   if (o.local_steps < 1) return bad("--local-steps must be at least 1");
   if (o.momentum < 0 || o.momentum >= 1) return bad("--momentum must be in [0, 1)");
-  if (o.adagrad_initial_accumulator <= 0) return bad("--adagrad-initial-accumulator must be positive");
+  if (o.adagrad_initial_accumulator <= 0)
+    return bad("--adagrad-initial-accumulator must be positive");
   if (o.local_replicas < 1 || o.local_replicas > 64)
     return bad("--local-replicas must be between 1 and 64");
   if (!o.worker_learning_rates.empty()) {
@@ -130,7 +131,6 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.model == "mlp" && o.hidden < 1) return bad("--hidden must be positive for --model mlp");
   return absl::OkStatus();
 }
-
 
 absl::StatusOr<SchemeConfig> MakeSchemeConfig(const TrainerOptions& o, int num_replicas) {
   absl::StatusOr<Scheme> scheme = ParseScheme(o.mode);
@@ -160,9 +160,9 @@ absl::StatusOr<SchemeConfig> MakeSchemeConfig(const TrainerOptions& o, int num_r
     if (!rates.ok()) return rates.status();
     c.worker_learning_rates = *std::move(rates);
     if (static_cast<int>(c.worker_learning_rates.size()) != num_replicas) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--worker-learning-rates lists ", c.worker_learning_rates.size(),
-                       " rates for ", num_replicas, " training replicas"));
+      return absl::InvalidArgumentError(absl::StrCat("--worker-learning-rates lists ",
+                                                     c.worker_learning_rates.size(), " rates for ",
+                                                     num_replicas, " training replicas"));
     }
   }
   return c;

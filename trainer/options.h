@@ -40,14 +40,14 @@ struct TrainerOptions {
   std::string metrics_address = ":9095";
   std::string termination_message_path = "/dev/termination-log";
   // Training schemes (trainer/schemes/scheme.h): hyper-parameters beyond --learning-rate.
-  int64_t local_steps = 4;            // λ of downpour, downpour-sgd, agn, sagn; τ of aeasgd, aeamsgd
+  int64_t local_steps = 4;    // λ of downpour, downpour-sgd, agn, sagn; τ of aeasgd, aeamsgd
   double elastic_alpha = -1;  // α of aeasgd/aeamsgd; negative: min(5 η, 0.9 / replicas)
-  double momentum = 0.9;              // δ of aeamsgd
+  double momentum = 0.9;      // δ of aeamsgd
   double adagrad_initial_accumulator = 0.1;  // downpour
-  std::string worker_learning_rates;  // sync: one rate per training replica, comma-separated
-  int64_t local_replicas = 1;         // towers per worker whose gradients are averaged locally
-  std::string device = "cpu";         // where the MLP's gradients are computed: cpu or cuda
-  std::string eval_source = "ps";     // evaluator: "ps" (over gRPC) or "model-dir"
+  std::string worker_learning_rates;         // sync: one rate per training replica, comma-separated
+  int64_t local_replicas = 1;      // towers per worker whose gradients are averaged locally
+  std::string device = "cpu";      // where the MLP's gradients are computed: cpu or cuda
+  std::string eval_source = "ps";  // evaluator: "ps" (over gRPC) or "model-dir"
 };
 
 // Where TensorBoard event files go: the chief's under train/, the evaluator's under eval/.

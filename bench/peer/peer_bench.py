@@ -4,6 +4,8 @@ other on the same local cluster (kwok nodes), with equivalent jobs: N jobs of 7 
 
 Contenders, each run --runs times, interleaved:
   disttrain           our operator, release build, its defaults (4 workers, 100 QPS / 200 burst)
+  disttrain-apf       our operator without a client-side limit (--kube-api-qps=0): the API
+                      server's priority and fairness only
   peer-defaults       training-operator at its defaults (1 thread, 20 QPS / 30 burst)
   peer-matched        training-operator with our threads and rate limits (4, 100/200)
   bare-client         the same Services and Pods created by a minimal parallel client with no
@@ -135,36 +137,54 @@ def succeeded_jobs(kind, ns):
     return sum(j.get("status", {}).get("state") == "Succeeded" for j in items)
 
 
-def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900):
+def single_chief_manifest(name, chief_seconds):
+    """A 1-pod job: its chief alone, succeeding after `chief_seconds`."""
+    job = job_manifest(name, chief_seconds)
+    job["spec"]["replicaSpecs"] = {"Chief": job["spec"]["replicaSpecs"]["Chief"]}
+    return job
+
+
+def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, profile=None, pods_per_job=7,
+                 ps_per_job=2, spread=SPREAD_SECONDS):
     with Namespace("peer") as ns:
         operator.start()
         watcher = PodWatcher(ns, selector)
+        perf = None
+        if profile:  # sample the operator's stacks for the whole run (DWARF unwinding: no frame pointers)
+            perf = subprocess.Popen(["perf", "record", "-q", "-F", "199", "--call-graph", "dwarf,16384", "-p",
+                                     str(operator.proc.pid), "-o", profile], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
         try:
             pid = operator.proc.pid
             cpu0, _ = proc_usage(pid)
             start = time.monotonic()
-            items = [manifest(f"job-{i:03d}", CHIEF_SECONDS + i * SPREAD_SECONDS) for i in range(jobs)]
-            apply({"apiVersion": "v1", "kind": "List", "items": items}, ns)
-            wait_until("every pod to exist", lambda: len(watcher.added) >= 7 * jobs, timeout=timeout)
+            items = [manifest(f"job-{i:03d}", CHIEF_SECONDS + i * spread) for i in range(jobs)]
+            for chunk in range(0, jobs, 500):  # kubectl apply of one List of thousands is slow itself
+                apply({"apiVersion": "v1", "kind": "List", "items": items[chunk:chunk + 500]}, ns)
+            wait_until("every pod to exist", lambda: len(watcher.added) >= pods_per_job * jobs, timeout=timeout)
             created = max(watcher.added.values()) - start
-            wait_until("every pod to run", lambda: len(watcher.running) >= 7 * jobs, timeout=timeout)
+            wait_until("every pod to run", lambda: len(watcher.running) >= pods_per_job * jobs, timeout=timeout)
             running = max(watcher.running.values()) - start
             wait_until(f"all {jobs} jobs to succeed", lambda: succeeded_jobs(kind, ns) == jobs, timeout=timeout)
             succeeded = time.monotonic() - start
             wait_until("every parameter server to be deleted", lambda: all(
-                f"job-{i:03d}-ps-{k}" in watcher.deleting for i in range(jobs) for k in range(2)), timeout=timeout)
+                f"job-{i:03d}-ps-{k}" in watcher.deleting for i in range(jobs) for k in range(ps_per_job)),
+                timeout=timeout)
             cpu1, peak = proc_usage(pid)
             time.sleep(10)  # idle: every job present, nothing to do
             idle = current_rss_mb(pid)
             latencies = [(watcher.deleting[f"job-{i:03d}-ps-{k}"] - watcher.succeeded[f"job-{i:03d}-chief-0"]) * 1000
-                         for i in range(jobs) for k in range(2)]
+                         for i in range(jobs) for k in range(ps_per_job)]
         finally:
+            if perf:
+                perf.send_signal(2)
+                perf.wait(timeout=120)
             watcher.stop()
             operator.stop()
-    return {"contender": name, "jobs": jobs, "all_pods_exist_s": round(created, 2),
+    return {"contender": name, "jobs": jobs, "pods": pods_per_job * jobs, "all_pods_exist_s": round(created, 2),
             "all_running_s": round(running, 2), "all_succeeded_s": round(succeeded, 2),
-            "ps_teardown_ms_p50": round(percentile(latencies, 50), 1),
-            "ps_teardown_ms_p99": round(percentile(latencies, 99), 1),
+            "ps_teardown_ms_p50": round(percentile(latencies, 50), 1) if latencies else None,
+            "ps_teardown_ms_p99": round(percentile(latencies, 99), 1) if latencies else None,
             "cpu_s": round(cpu1 - cpu0, 2), "peak_rss_mb": round(peak, 1), "idle_rss_mb": round(idle, 1)}
 
 
@@ -199,6 +219,9 @@ def table(results, jobs, runs):
     if ours and bare:
         notes.append(f"disttrain creates every pod in {ours['all_pods_exist_s'] / bare['all_pods_exist_s']:.2f}x "
                      f"the bare client's time")
+    if med.get("disttrain-apf") and bare:
+        notes.append(f"disttrain-apf (no client-side limit) creates every pod in "
+                     f"{med['disttrain-apf']['all_pods_exist_s'] / bare['all_pods_exist_s']:.2f}x the bare client's time")
     for peer in ("peer-matched", "peer-defaults"):
         if ours and peer in med:
             p = med[peer]
@@ -209,6 +232,31 @@ def table(results, jobs, runs):
     return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)
 
 
+def scale(a):
+    binary = os.path.join(a.bin, "disttrain-operator")
+    ours = "app.kubernetes.io/managed-by=disttrain-operator"
+    rows = []
+    for label, manifest, jobs, pods, ps, spread in [("1,000 jobs x 7 pods", job_manifest, 1000, 7, 2, 0.3),
+                                                    ("5,000 single-chief jobs", single_chief_manifest, 5000, 1, 0,
+                                                     0.06)]:
+        r = run_operator("disttrain", Ours(binary, []), "dtr", manifest, ours, jobs, timeout=3600,
+                         pods_per_job=pods, ps_per_job=ps, spread=spread)
+        r["scale"] = label
+        r["cpu_ms_per_job"] = round(1000 * r["cpu_s"] / jobs, 2)
+        r["peak_rss_mb_per_1000_pods"] = round(r["peak_rss_mb"] * 1000 / r["pods"], 1)
+        print(json.dumps(r), flush=True)
+        rows.append(r)
+    print("| run | pods exist s | all succeeded s | PS teardown p50 / p99 ms | CPU s (ms per job) | "
+          "peak RSS MB (per 1,000 pods) | idle RSS MB |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        teardown = "-" if r["ps_teardown_ms_p99"] is None else \
+            f"{r['ps_teardown_ms_p50']:g} / {r['ps_teardown_ms_p99']:g}"
+        print(f"| {r['scale']} | {r['all_pods_exist_s']:g} | {r['all_succeeded_s']:g} | {teardown} | "
+              f"{r['cpu_s']:g} ({r['cpu_ms_per_job']:g}) | {r['peak_rss_mb']:g} ({r['peak_rss_mb_per_1000_pods']:g}) | "
+              f"{r['idle_rss_mb']:g} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "release", "bin"))
@@ -216,28 +264,48 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default="disttrain,peer-defaults,peer-matched,bare-client")
     ap.add_argument("--write-docs", action="store_true", help="replace the table in docs/operations.md")
+    ap.add_argument("--scale", action="store_true", help="ours only: 1,000 jobs x 7 pods and 5,000 single-chief "
+                    "jobs, one run each; prints JSON lines and a table")
+    ap.add_argument("--flamegraph", metavar="SVG", help="profile our operator's first run with perf and write a "
+                    "flame graph (bench/peer/flamegraph.py)")
     a = ap.parse_args()
     folder = subprocess.run([os.path.join(HERE, "build-peer.sh")], capture_output=True, text=True,
                             check=True).stdout.strip()
     install_crd()
     Peer.install(folder)
     matched = ["--controller-threads=4", "--kube-api-qps=100", "--kube-api-burst=200"]
+    profile = tempfile.mktemp(prefix="disttrain-perf-", suffix=".data") if a.flamegraph else None
+    ours = "app.kubernetes.io/managed-by=disttrain-operator"
     contenders = {
         "disttrain": lambda: run_operator("disttrain", Ours(os.path.join(a.bin, "disttrain-operator"), []),
-                                          "dtr", job_manifest, "app.kubernetes.io/managed-by=disttrain-operator",
-                                          a.jobs),
+                                          "dtr", job_manifest, ours, a.jobs, profile=profile),
+        "disttrain-apf": lambda: run_operator(
+            "disttrain-apf", Ours(os.path.join(a.bin, "disttrain-operator"), ["--kube-api-qps=0"]), "dtr",
+            job_manifest, ours, a.jobs),
         "peer-defaults": lambda: run_operator("peer-defaults", Peer(folder, []), "tfjobs", tfjob_manifest,
                                               "training.kubeflow.org/job-name", a.jobs),
         "peer-matched": lambda: run_operator("peer-matched", Peer(folder, matched), "tfjobs", tfjob_manifest,
                                              "training.kubeflow.org/job-name", a.jobs),
         "bare-client": lambda: run_bare(os.path.join(a.bin, "bare_client"), a.jobs),
     }
+    if a.scale:
+        scale(a)
+        return
     results = []
     for _ in range(a.runs):
         for name in a.only.split(","):
             r = contenders[name]()
             print(json.dumps(r), flush=True)
             results.append(r)
+            if profile and name == "disttrain":
+                script = subprocess.run(["perf", "script", "-i", profile], capture_output=True, text=True).stdout
+                sys.path.insert(0, HERE)
+                from flamegraph import fold, render
+                with open(a.flamegraph, "w") as f:
+                    f.write(render(fold(script.splitlines()), f"disttrain-operator, {a.jobs} jobs x 7 pods "
+                                                              f"(make bench-peer, perf -F 199)"))
+                os.unlink(profile)
+                profile = None
     text = table(results, a.jobs, a.runs)
     print(text)
     if a.write_docs:

@@ -298,7 +298,9 @@ absl::StatusOr<std::string> RestKubeClient::DoText(const std::string& method,
   absl::Status last;
   const absl::Time deadline = absl::Now() + config_.request_timeout;
   for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
-    limiter_.Wait();
+    // Deletes skip the client-side limit: they release pods (and their GPUs) and must not queue
+    // behind a backlog of creates; the API server's priority and fairness still bounds them.
+    if (method != "DELETE") limiter_.Wait();
     http::http_request req = MakeRequest(config_, method, path_and_query);
     if (body) req.set_body(body->dump(), content_type);
     std::optional<absl::Duration> retry_after;

@@ -89,8 +89,7 @@ void SnapshotSlot::Put(std::shared_ptr<const Checkpoint> snapshot) {
   }
 }
 
-std::shared_ptr<const Checkpoint> SnapshotSlot::WaitNewer(int64_t after_step,
-                                                          absl::Time deadline) {
+std::shared_ptr<const Checkpoint> SnapshotSlot::WaitNewer(int64_t after_step, absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   auto ready = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return closed_ || (newest_ != nullptr && newest_->global_step > after_step);

@@ -23,7 +23,8 @@ template <typename T>
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(size_t n)
-      : n_(n), status_(Check(cudaMalloc(&ptr_, std::max<size_t>(1, n) * sizeof(T)), "cudaMalloc")) {}
+      : n_(n),
+        status_(Check(cudaMalloc(&ptr_, std::max<size_t>(1, n) * sizeof(T)), "cudaMalloc")) {}
   ~DeviceBuffer() { cudaFree(ptr_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;

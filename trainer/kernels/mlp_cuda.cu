@@ -69,8 +69,8 @@ unsigned Blocks(int n) { return static_cast<unsigned>((n + 255) / 256); }
 }  // namespace
 
 absl::StatusOr<float> CudaMlpLossAndGradient(const MlpShape& m,
-                                             std::span<const float* const> params,
-                                             const float* x, const int32_t* y, int n,
+                                             std::span<const float* const> params, const float* x,
+                                             const int32_t* y, int n,
                                              std::span<float* const> grads) {
   if (absl::Status s = RequireDevice(); !s.ok()) return s;
   if (m.hidden <= 0 || params.size() != 4 || grads.size() != 4 || n <= 0)
@@ -107,8 +107,8 @@ absl::StatusOr<float> CudaMlpLossAndGradient(const MlpShape& m,
                cw2, static_cast<const float*>(logits.get()), dh.get(), n, m.hidden, m.out);
   if (s.ok())
     s = Launch(WeightGradKernel, Blocks((m.in + 1) * m.hidden), 256u,
-               static_cast<const float*>(dx.get()), static_cast<const float*>(dh.get()),
-               gw1.get(), gb1.get(), n, m.in, m.hidden);
+               static_cast<const float*>(dx.get()), static_cast<const float*>(dh.get()), gw1.get(),
+               gb1.get(), n, m.in, m.hidden);
   DeviceBuffer<float>* device_grads[4] = {&gw1, &gb1, &gw2, &gb2};
   for (int v = 0; v < 4 && s.ok(); ++v) s = device_grads[v]->Download(grads[v]);
   std::vector<float> losses(n);

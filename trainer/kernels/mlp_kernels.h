@@ -21,8 +21,8 @@ struct MlpShape {
 // output bias. `x` is n rows of `in` features, `y` their labels. Returns the mean loss and
 // writes the mean gradients.
 absl::StatusOr<float> CudaMlpLossAndGradient(const MlpShape& shape,
-                                             std::span<const float* const> params,
-                                             const float* x, const int32_t* y, int n,
+                                             std::span<const float* const> params, const float* x,
+                                             const int32_t* y, int n,
                                              std::span<float* const> grads);
 
 }  // namespace disttrain::kernels

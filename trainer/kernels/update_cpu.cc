@@ -4,8 +4,8 @@
 
 namespace disttrain::kernels {
 
-void AdagradTo(float lr, std::span<const float> g, std::span<float> acc,
-               std::span<const float> in, std::span<float> out) {
+void AdagradTo(float lr, std::span<const float> g, std::span<float> acc, std::span<const float> in,
+               std::span<float> out) {
   for (size_t i = 0; i < g.size(); ++i) {
     acc[i] += g[i] * g[i];
     out[i] = in[i] - lr * g[i] / std::sqrt(acc[i]);

@@ -11,8 +11,8 @@
 namespace disttrain::kernels {
 
 // acc[i] += g[i]^2; out[i] = in[i] - lr * g[i] / sqrt(acc[i]). out may be in.
-void AdagradTo(float lr, std::span<const float> g, std::span<float> acc,
-               std::span<const float> in, std::span<float> out);
+void AdagradTo(float lr, std::span<const float> g, std::span<float> acc, std::span<const float> in,
+               std::span<float> out);
 
 // The same on the GPU for host buffers (theta updated in place).
 absl::Status CudaAdagrad(float lr, std::span<const float> g, std::span<float> acc,

@@ -45,8 +45,7 @@ class ParameterServer final
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* PushPull(
       grpc::CallbackServerContext* ctx) override;
   // The chief's newest checkpoint for the evaluator (trainer/checkpoint/snapshot.h).
-  grpc::Status PutSnapshot(grpc::ServerContext* ctx,
-                           grpc::ServerReader<v1::SnapshotPart>* reader,
+  grpc::Status PutSnapshot(grpc::ServerContext* ctx, grpc::ServerReader<v1::SnapshotPart>* reader,
                            v1::PutSnapshotResponse* response) override;
   grpc::Status GetSnapshot(grpc::ServerContext* ctx, const v1::GetSnapshotRequest* request,
                            grpc::ServerWriter<v1::SnapshotPart>* writer) override;

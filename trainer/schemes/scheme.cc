@@ -32,7 +32,8 @@ absl::StatusOr<Scheme> ParseScheme(std::string_view mode) {
     if (mode == name) return scheme;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("--mode must be one of ", SchemeNames(), "; got \"", absl::string_view(mode.data(), mode.size()), "\""));
+      absl::StrCat("--mode must be one of ", SchemeNames(), "; got \"",
+                   absl::string_view(mode.data(), mode.size()), "\""));
 }
 
 const char* SchemeName(Scheme scheme) {

@@ -1,23 +1,23 @@
 // The training loop of the chief and the workers (see roles.h).
+#include <grpcpp/grpcpp.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/flags.h"
 #include "common/log.h"
-#include <grpcpp/grpcpp.h>
-
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/snapshot.h"
 #include "trainer/events.h"
+#include "trainer/kernels/axpy.h"
+#include "trainer/kernels/mlp_kernels.h"
 #include "trainer/metrics/trainer_metrics.h"
+#include "trainer/ps/apply_pool.h"
 #include "trainer/roles.h"
 #include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
 #include "trainer/termination_message.h"
-#include "trainer/kernels/axpy.h"
-#include "trainer/kernels/mlp_kernels.h"
-#include "trainer/ps/apply_pool.h"
 #include "trainer/worker/ps_client.h"
 #include "trainer/worker/schemes/worker_scheme.h"
 
@@ -107,7 +107,7 @@ class Replica {
   PsClient client_;
   std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
   Dataset shard_;
-  std::vector<Dataset> tower_shards_;                   // with --local-replicas > 1
+  std::vector<Dataset> tower_shards_;                    // with --local-replicas > 1
   std::vector<std::unique_ptr<BatchIterator>> batches_;  // by tower; empty without data
   absl::Time failing_since_ = absl::InfiniteFuture();
   int64_t last_checkpoint_ = -1;
@@ -299,8 +299,7 @@ float Replica::TowerGradient(int tower, const Params& at, const Batch& batch, Pa
   if (devices_ > 0) {
     if (grads->size() != at.size()) *grads = ZerosLike(at);
     const float* p[4] = {at[0].data(), at[1].data(), at[2].data(), at[3].data()};
-    float* g[4] = {(*grads)[0].data(), (*grads)[1].data(), (*grads)[2].data(),
-                   (*grads)[3].data()};
+    float* g[4] = {(*grads)[0].data(), (*grads)[1].data(), (*grads)[2].data(), (*grads)[3].data()};
     absl::Status s = kernels::CudaUseDevice(tower % devices_);
     absl::StatusOr<float> loss =
         s.ok() ? kernels::CudaMlpLossAndGradient(mlp_shape_, p, batch.x, batch.y, batch.n, g)

@@ -75,8 +75,8 @@ TEST(CudaKernelsTest, MlpLossAndGradientMatchTheCpuModelOnFashionMnist) {
   const float* p[4] = {params[0].data(), params[1].data(), params[2].data(), params[3].data()};
   float* g[4] = {gpu_grads[0].data(), gpu_grads[1].data(), gpu_grads[2].data(),
                  gpu_grads[3].data()};
-  absl::StatusOr<float> gpu_loss = kernels::CudaMlpLossAndGradient(
-      {data->dim, 100, data->classes}, p, batch.x, batch.y, n, g);
+  absl::StatusOr<float> gpu_loss =
+      kernels::CudaMlpLossAndGradient({data->dim, 100, data->classes}, p, batch.x, batch.y, n, g);
   ASSERT_TRUE(gpu_loss.ok()) << gpu_loss.status();
   EXPECT_NEAR(*gpu_loss, cpu_loss, 1e-4 * cpu_loss);
   const char* names[4] = {"hidden/kernel", "hidden/bias", "output/kernel", "output/bias"};

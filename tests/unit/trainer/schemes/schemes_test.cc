@@ -245,8 +245,8 @@ TEST(DegenerateSchemeTest, SyncWithPerWorkerRatesAppliesEachWorkersRate) {
   rule->Apply(0, {{"w/0", commit[0]}}, &store);
   MakeWorkerScheme(c, 1)->Round({{0, 0}}, toy1.Fn(), &commit);  // g1 = (-3, -0.5)
   rule->Apply(0, {{"w/0", commit[0]}}, &store);
-  EXPECT_THAT(Values(store), Pointwise(FloatEq(), std::vector<float>{(0.5f + 0.375f) / 2,
-                                                                      (-1 + 0.0625f) / 2}));
+  EXPECT_THAT(Values(store),
+              Pointwise(FloatEq(), std::vector<float>{(0.5f + 0.375f) / 2, (-1 + 0.0625f) / 2}));
 }
 
 TEST(DegenerateSchemeTest, ElasticAveragingWithAlphaZeroNeverMovesTheServers) {
