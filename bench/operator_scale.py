@@ -64,6 +64,15 @@ class PodWatcher:
             print(f"pod watch ended ({err[-300:] or 'no message'}); watching again", file=sys.stderr)
             self.restarts += 1
             self.proc = self.start()
+            # Pods deleted while no watch was open send no event: count them deleted now (an upper
+            # bound of their deletion time, off by the gap, well under a second).
+            listed = subprocess.run(self.cmd[:self.cmd.index("-w")] + ["-o", "name"], capture_output=True,
+                                    text=True).stdout.split()
+            present = {n.split("/", 1)[1] for n in listed}
+            now = time.monotonic()
+            for name in list(self.added):
+                if name not in present:
+                    self.deleting.setdefault(name, now)
 
     def read_one(self):
         for line in self.proc.stdout:

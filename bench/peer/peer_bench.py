@@ -71,7 +71,7 @@ class Peer:
         kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(folder, "kubeflow.org_tfjobs.yaml"))
         wait_until("the TFJob CRD to be established", lambda: any(
             c["type"] == "Established" and c["status"] == "True"
-            for c in get_json("crd", "tfjobs.kubeflow.org").get("status", {}).get("conditions", [])))
+            for c in get_json("crd", "tfjobs.kubeflow.org").get("status", {}).get("conditions") or []))
         kubectl("create", "namespace", PEER_NS, check=False)
         apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "training-operator-webhook-cert"}}, PEER_NS)
         apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
@@ -151,7 +151,7 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
         watcher = PodWatcher(ns, selector)
         perf = None
         if profile:  # sample the operator's stacks for the whole run (DWARF unwinding: no frame pointers)
-            perf = subprocess.Popen(["perf", "record", "-q", "-F", "199", "--call-graph", "dwarf,16384", "-p",
+            perf = subprocess.Popen(["perf", "record", "-q", "-F", "99", "--call-graph", "dwarf,8192", "-p",
                                      str(operator.proc.pid), "-o", profile], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
         try:
@@ -303,7 +303,7 @@ def main():
                 from flamegraph import fold, render
                 with open(a.flamegraph, "w") as f:
                     f.write(render(fold(script.splitlines()), f"disttrain-operator, {a.jobs} jobs x 7 pods "
-                                                              f"(make bench-peer, perf -F 199)"))
+                                                              f"(make bench-peer, perf -F 99)"))
                 os.unlink(profile)
                 profile = None
     text = table(results, a.jobs, a.runs)
