@@ -31,8 +31,9 @@ class Run:
 
     @staticmethod
     def _read(stream, into):
-        for line in stream:
-            into.append(line)
+        with stream:
+            for line in stream:
+                into.append(line)
 
     def wait(self, timeout=600):
         try:
