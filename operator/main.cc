@@ -4,6 +4,7 @@
 //   disttrain-operator render -f JOB    prints the objects a job would get
 //
 // Wires the pieces together: client -> informers -> work queue -> reconciler -> manager.
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -22,12 +23,14 @@
 #include "common/version.h"
 #include "operator/api/labels.h"
 #include "operator/cli/render.h"
+#include "operator/controller/job_events.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/controller/pod_projection.h"
 #include "operator/kube/config.h"
 #include "operator/kube/rest_kube_client.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/manager.h"
+#include "pplx/threadpool.h"
 
 namespace {
 
@@ -44,6 +47,7 @@ constexpr char kUsage[] =
 struct Flags {
   std::string kubeconfig, context, namespace_name;
   int64_t workers = 4;
+  int64_t http_threads = 4;
   double qps = 100;
   int64_t burst = 200;
   bool leader_elect = false;
@@ -69,23 +73,6 @@ std::string Identity() {
   return absl::StrCat(host, "_", rng() % 1000000);
 }
 
-// Maps a pod or service of a job to the job's key.
-std::string OwnerKey(const runtime::ObjectPtr& obj) {
-  const nlohmann::json& meta = obj->value("metadata", nlohmann::json::object());
-  std::string job = meta.value("labels", nlohmann::json::object()).value(api::kLabelJobName, "");
-  if (job.empty()) return "";
-  return absl::StrCat(meta.value("namespace", ""), "/", job);
-}
-
-runtime::EventHandler Enqueue(runtime::WorkQueue* queue,
-                              std::function<std::string(const runtime::ObjectPtr&)> key) {
-  auto add = [queue, key](const runtime::ObjectPtr& o) {
-    std::string k = key(o);
-    if (!k.empty()) queue->Add(k);
-  };
-  return {add, [add](const runtime::ObjectPtr&, const runtime::ObjectPtr& n) { add(n); }, add};
-}
-
 int RunController(const std::vector<std::string>& args) {
   // Block the stop signals before any thread exists (cpprestsdk starts its own), so that every
   // thread inherits the mask and only the signal thread below receives them.
@@ -103,6 +90,9 @@ int RunController(const std::vector<std::string>& args) {
   flags.String("namespace", &f.namespace_name,
                "Watch only this namespace; default all namespaces.");
   flags.Int("workers", &f.workers, "Jobs reconciled in parallel.");
+  flags.Int("http-client-threads", &f.http_threads,
+            "Threads of the HTTP client's I/O pool (cpprestsdk's default is 40); requests block "
+            "the reconcile workers, not these threads.");
   flags.Double("kube-api-qps", &f.qps,
                "Client-side limit of API requests per second; 0 turns it off and relies on the API "
                "server's priority and fairness. Deletes are never limited client-side.");
@@ -138,14 +128,20 @@ int RunController(const std::vector<std::string>& args) {
     std::cout << "disttrain-operator " << Version() << "\n";
     return kExitOk;
   }
-  if (f.workers < 1 || f.burst < 1 || f.qps < 0 || f.verbosity < 0 ||
+  if (f.workers < 1 || f.http_threads < 1 || f.burst < 1 || f.qps < 0 || f.verbosity < 0 ||
       (f.gang_scheduler != "volcano" && f.gang_scheduler != "scheduler-plugins")) {
-    std::cerr
-        << "disttrain-operator: --workers and --kube-api-burst must be >= 1, --kube-api-qps >= 0, "
-           "--gang-scheduler volcano or scheduler-plugins\n";
+    std::cerr << "disttrain-operator: --workers, --http-client-threads and --kube-api-burst must "
+                 "be >= 1, --kube-api-qps >= 0, "
+                 "--gang-scheduler volcano or scheduler-plugins\n";
     return kExitUsage;
   }
   SetLogLevel(static_cast<LogLevel>(std::min<int64_t>(f.verbosity, 3)));
+  // glibc gives each thread that allocates its own malloc arena (up to 8 per core), and each
+  // keeps its freed pages; two arenas hold the operator's heap in less resident memory
+  // (docs/operations.md). MALLOC_ARENA_MAX, when set, still decides.
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  // Before any request: the pool is created on first use and cannot be resized afterwards.
+  crossplat::threadpool::initialize_with_threads(static_cast<size_t>(f.http_threads));
 
   absl::StatusOr<kube::RestConfig> config = kube::LoadConfig(f.kubeconfig, f.context);
   if (!config.ok()) {
@@ -193,13 +189,12 @@ int RunController(const std::vector<std::string>& args) {
                                   : controller::GangScheduler::kSchedulerPlugins;
   controller::JobReconciler reconciler(deps);
 
-  jobs.AddHandler(
-      Enqueue(&queue, [](const runtime::ObjectPtr& o) { return runtime::ObjectKey(*o); }));
-  pods.AddHandler(Enqueue(&queue, OwnerKey));
+  jobs.AddHandler(controller::EnqueueJobs(&queue));
+  pods.AddHandler(controller::EnqueuePodOwners(&queue));
   pods.AddHandler({nullptr, nullptr, [&reconciler](const runtime::ObjectPtr& o) {
                      reconciler.ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
                    }});
-  services.AddHandler(Enqueue(&queue, OwnerKey));
+  services.AddHandler(controller::EnqueueServiceOwners(&queue));
 
   runtime::Controller controller("distributedtraining", &reconciler, &queue,
                                  static_cast<int>(f.workers), &metrics);

@@ -6,6 +6,10 @@ Contenders, each run --runs times, interleaved:
   disttrain           our operator, release build, its defaults (4 workers, 100 QPS / 200 burst)
   disttrain-apf       our operator without a client-side limit (--kube-api-qps=0): the API
                       server's priority and fairness only
+  disttrain-http40    our operator with cpprestsdk's default of 40 HTTP I/O threads (before
+                      --http-client-threads=4 became the default; not in the default --only)
+  disttrain-arenas16  our operator with glibc's default malloc arenas (MALLOC_ARENA_MAX=16 on 2
+                      cores) instead of the 2 it sets itself (not in the default --only)
   peer-defaults       training-operator at its defaults (1 thread, 20 QPS / 30 burst)
   peer-matched        training-operator with our threads and rate limits (4, 100/200)
   bare-client         the same Services and Pods created by a minimal parallel client with no
@@ -113,15 +117,14 @@ class Peer:
 
 
 class Ours:
-    def __init__(self, binary, args):
-        self.binary, self.args, self.proc = binary, args, None
+    def __init__(self, binary, args, env=None):
+        self.binary, self.args, self.env, self.proc = binary, args, env, None
 
     def start(self):
         self.log = tempfile.NamedTemporaryFile("w+", prefix="disttrain-", suffix=".log", delete=False)
         self.proc = subprocess.Popen([self.binary, "--kubeconfig", KUBECONFIG, "--metrics-bind-address",
                                       "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", *self.args],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        wait_until("the operator's caches", lambda: "caches synced" in open(self.log.name).read(), timeout=60)
+XX, lambda: "caches synced" in open(self.log.name).read(), timeout=60)
         return self
 
     def stop(self):
@@ -282,6 +285,12 @@ def main():
         "disttrain-apf": lambda: run_operator(
             "disttrain-apf", Ours(os.path.join(a.bin, "disttrain-operator"), ["--kube-api-qps=0"]), "dtr",
             job_manifest, ours, a.jobs),
+        "disttrain-http40": lambda: run_operator(
+            "disttrain-http40", Ours(os.path.join(a.bin, "disttrain-operator"), ["--http-client-threads=40"]),
+            "dtr", job_manifest, ours, a.jobs),
+        "disttrain-arenas16": lambda: run_operator(
+            "disttrain-arenas16", Ours(os.path.join(a.bin, "disttrain-operator"), [], {"MALLOC_ARENA_MAX": "16"}),
+            "dtr", job_manifest, ours, a.jobs),
         "peer-defaults": lambda: run_operator("peer-defaults", Peer(folder, []), "tfjobs", tfjob_manifest,
                                               "training.kubeflow.org/job-name", a.jobs),
         "peer-matched": lambda: run_operator("peer-matched", Peer(folder, matched), "tfjobs", tfjob_manifest,

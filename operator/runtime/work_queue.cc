@@ -53,6 +53,26 @@ void WorkQueue::Add(const std::string& key) {
   AddLocked(key);
 }
 
+void WorkQueue::AddUrgent(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  if (shutting_down_) return;
+  if (adds_) adds_->Add({options_.name}, 1);
+  if (processing_.count(key)) {
+    dirty_.insert(key);
+    added_at_.emplace(key, clock_->Now());
+    urgent_.insert(key);
+    return;
+  }
+  if (dirty_.count(key)) {
+    queue_.erase(std::find(queue_.begin(), queue_.end(), key));
+  } else {
+    dirty_.insert(key);
+    added_at_.emplace(key, clock_->Now());
+  }
+  queue_.push_front(key);
+  UpdateDepth();
+}
+
 void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
   absl::MutexLock lock(&mu_);
   if (shutting_down_) return;
@@ -120,8 +140,13 @@ void WorkQueue::Done(const std::string& key) {
     }
     started_at_.erase(it);
   }
+  const bool urgent = urgent_.erase(key) > 0;
   if (dirty_.count(key) && !shutting_down_) {
-    queue_.push_back(key);
+    if (urgent) {
+      queue_.push_front(key);
+    } else {
+      queue_.push_back(key);
+    }
     UpdateDepth();
   }
 }

@@ -2,6 +2,9 @@
 // - a key is queued at most once (adds while queued are merged);
 // - a key is handed to at most one worker at a time (adds while it is processed re-queue it
 //   when the worker calls Done);
+// - AddUrgent puts a key at the head of the queue (or, while it is processed, re-queues it at the
+//   head on Done): changes that release resources, such as a chief's exit, must not wait behind
+//   a backlog of jobs being created;
 // - AddAfter delays an add with a real timer; AddRateLimited delays by a per-key exponential
 //   backoff (base * 2^failures, capped) that Forget resets.
 // Thread-safe. Metrics (optional) use workqueue_* names with label name=<queue name>.
@@ -38,6 +41,7 @@ class WorkQueue {
   ~WorkQueue();
 
   void Add(const std::string& key);
+  void AddUrgent(const std::string& key);
   void AddAfter(const std::string& key, absl::Duration delay);
   void AddRateLimited(const std::string& key);
   void Forget(const std::string& key);
@@ -67,6 +71,7 @@ class WorkQueue {
   std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> dirty_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> processing_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> urgent_ ABSL_GUARDED_BY(mu_);  // processing; re-queue at the head
   std::map<std::string, absl::Time> added_at_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> started_at_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> waiting_ ABSL_GUARDED_BY(mu_);  // key -> ready time

@@ -48,6 +48,38 @@ TEST(WorkQueueTest, AKeyBeingProcessedIsRequeuedOnlyAfterDone) {
   EXPECT_EQ(q.Get(), "a");
 }
 
+TEST(WorkQueueTest, AnUrgentKeyGoesToTheHeadOnceAndKeepsItsPlaceAfterLaterAdds) {
+  FakeClock clock;
+  WorkQueue q(Manual(), &clock);
+  for (const char* k : {"a", "b", "c"}) q.Add(k);
+  q.AddUrgent("c");  // already queued: moves to the head, not queued twice
+  q.AddUrgent("d");  // new: queued at the head
+  q.Add("d");
+  EXPECT_EQ(q.Len(), 4);
+  EXPECT_EQ(q.Get(), "d");
+  EXPECT_EQ(q.Get(), "c");
+  EXPECT_EQ(q.Get(), "a");
+  EXPECT_EQ(q.Get(), "b");
+}
+
+TEST(WorkQueueTest, AnUrgentAddWhileProcessingRequeuesAtTheHeadOnDone) {
+  FakeClock clock;
+  WorkQueue q(Manual(), &clock);
+  q.Add("a");
+  ASSERT_EQ(q.Get(), "a");
+  q.Add("b");
+  q.AddUrgent("a");
+  EXPECT_EQ(q.Len(), 1) << "a second worker must not get the key being processed";
+  q.Done("a");
+  EXPECT_EQ(q.Get(), "a");
+  EXPECT_EQ(q.Get(), "b");
+  q.Done("a");
+  q.Add("a");
+  q.Done("b");
+  q.Add("b");
+  EXPECT_EQ(q.Get(), "a") << "the urgency was used up by the first requeue";
+}
+
 TEST(WorkQueueTest, DelayedAddsBecomeReadyWhenDue) {
   FakeClock clock;
   WorkQueue q(Manual(), &clock);
