@@ -124,7 +124,9 @@ class Ours:
         self.log = tempfile.NamedTemporaryFile("w+", prefix="disttrain-", suffix=".log", delete=False)
         self.proc = subprocess.Popen([self.binary, "--kubeconfig", KUBECONFIG, "--metrics-bind-address",
                                       "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", *self.args],
-XX, lambda: "caches synced" in open(self.log.name).read(), timeout=60)
+                                     stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=dict(os.environ, **(self.env or {})))
+        wait_until("the operator's caches", lambda: "caches synced" in open(self.log.name).read(), timeout=60)
         return self
 
     def stop(self):
