@@ -268,6 +268,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default="disttrain,peer-defaults,peer-matched,bare-client")
+    ap.add_argument("--contender", action="append", default=[], metavar="NAME=FLAGS",
+                    help="another run of our operator with these flags and environment variables (e.g. "
+                    "'w16=--workers=16 MALLOC_ARENA_MAX=1'); add NAME to --only to run it")
     ap.add_argument("--write-docs", action="store_true", help="replace the table in docs/operations.md")
     ap.add_argument("--scale", action="store_true", help="ours only: 1,000 jobs x 7 pods and 5,000 single-chief "
                     "jobs, one run each; prints JSON lines and a table")
@@ -299,6 +302,12 @@ def main():
                                              "training.kubeflow.org/job-name", a.jobs),
         "bare-client": lambda: run_bare(os.path.join(a.bin, "bare_client"), a.jobs),
     }
+    for spec in a.contender:
+        name, _, flags = spec.partition("=")
+        args = [t for t in flags.split() if t.startswith("-")]
+        env = dict(t.split("=", 1) for t in flags.split() if not t.startswith("-"))
+        contenders[name] = (lambda name=name, args=args, env=env: run_operator(
+            name, Ours(os.path.join(a.bin, "disttrain-operator"), args, env), "dtr", job_manifest, ours, a.jobs))
     if a.scale:
         scale(a)
         return
