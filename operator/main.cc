@@ -172,7 +172,10 @@ int RunController(const std::vector<std::string>& args) {
                                            .namespace_name = f.namespace_name,
                                            .label_selector = selector,
                                            .transform = controller::ProjectPod});
-  runtime::Informer services((*client).get(), {kube::kServices, f.namespace_name, selector});
+  runtime::Informer services((*client).get(), {.resource = kube::kServices,
+                                               .namespace_name = f.namespace_name,
+                                               .label_selector = selector,
+                                               .transform = controller::ProjectService});
   runtime::WorkQueue queue({.name = "distributedtraining"}, clock, &metrics);
   runtime::KubeEventRecorder recorder((*client).get(), "disttrain-operator", clock);
 

@@ -22,6 +22,7 @@ with every job present. Prints one JSON line per run, then medians as a markdown
   python3 bench/peer/peer_bench.py --bin build/release/bin [--jobs 100] [--runs 3] [--write-docs]
 """
 import argparse
+import functools
 import base64
 import json
 import os
@@ -149,9 +150,20 @@ def single_chief_manifest(name, chief_seconds):
     return job
 
 
+def submit(items, ns):
+    for chunk in range(0, len(items), 500):  # kubectl apply of one List of thousands is slow itself
+        apply({"apiVersion": "v1", "kind": "List", "items": items[chunk:chunk + 500]}, ns)
+
+
 def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, profile=None, pods_per_job=7,
-                 ps_per_job=2, spread=SPREAD_SECONDS):
+                 ps_per_job=2, spread=SPREAD_SECONDS, preload=False):
     with Namespace("peer") as ns:
+        items = [manifest(f"job-{i:03d}", CHIEF_SECONDS + i * spread) for i in range(jobs)]
+        applied = None
+        if preload:  # every job exists before the operator starts: its creation speed alone
+            t = time.monotonic()
+            submit(items, ns)
+            applied = time.monotonic() - t
         operator.start()
         watcher = PodWatcher(ns, selector)
         perf = None
@@ -163,11 +175,12 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
             pid = operator.proc.pid
             cpu0, _ = proc_usage(pid)
             start = time.monotonic()
-            items = [manifest(f"job-{i:03d}", CHIEF_SECONDS + i * spread) for i in range(jobs)]
-            for chunk in range(0, jobs, 500):  # kubectl apply of one List of thousands is slow itself
-                apply({"apiVersion": "v1", "kind": "List", "items": items[chunk:chunk + 500]}, ns)
+            if not preload:
+                submit(items, ns)
+                applied = time.monotonic() - start
             wait_until("every pod to exist", lambda: len(watcher.added) >= pods_per_job * jobs, timeout=timeout)
-            created = max(watcher.added.values()) - start
+            # With preloaded jobs, from the first pod to the last (as the bare client's time).
+            created = max(watcher.added.values()) - (min(watcher.added.values()) if preload else start)
             wait_until("every pod to run", lambda: len(watcher.running) >= pods_per_job * jobs, timeout=timeout)
             running = max(watcher.running.values()) - start
             wait_until(f"all {jobs} jobs to succeed", lambda: succeeded_jobs(kind, ns) == jobs, timeout=timeout)
@@ -186,7 +199,8 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
                 perf.wait(timeout=120)
             watcher.stop()
             operator.stop()
-    return {"contender": name, "jobs": jobs, "pods": pods_per_job * jobs, "all_pods_exist_s": round(created, 2),
+    return {"contender": name, "jobs": jobs, "pods": pods_per_job * jobs, "preloaded": preload,
+            "jobs_applied_s": round(applied, 2), "all_pods_exist_s": round(created, 2),
             "all_running_s": round(running, 2), "all_succeeded_s": round(succeeded, 2),
             "ps_teardown_ms_p50": round(percentile(latencies, 50), 1) if latencies else None,
             "ps_teardown_ms_p99": round(percentile(latencies, 99), 1) if latencies else None,
@@ -204,7 +218,7 @@ def run_bare(bare_client, jobs, threads=16):
             "objects": r["objects"], "threads": threads}
 
 
-COLUMNS = [("all_pods_exist_s", "pods exist (s)"), ("all_running_s", "all Running (s)"),
+COLUMNS = [("jobs_applied_s", "jobs applied (s)"), ("all_pods_exist_s", "pods exist (s)"), ("all_running_s", "all Running (s)"),
            ("all_succeeded_s", "all Succeeded (s)"), ("ps_teardown_ms_p50", "PS teardown p50 (ms)"),
            ("ps_teardown_ms_p99", "PS teardown p99 (ms)"), ("cpu_s", "CPU (s)"), ("peak_rss_mb", "peak RSS (MB)"),
            ("idle_rss_mb", "idle RSS (MB)")]
@@ -215,7 +229,8 @@ def table(results, jobs, runs):
     for r in results:
         by.setdefault(r["contender"], []).append(r)
     med = {name: {k: statistics.median(r[k] for r in rs) for k, _ in COLUMNS if k in rs[0]} for name, rs in by.items()}
-    lines = [f"| {jobs} jobs x 7 pods, medians of {runs} | " + " | ".join(t for _, t in COLUMNS) + " |",
+    preloaded = any(r.get("preloaded") for r in results)
+    lines = [f"| {jobs} jobs x 7 pods{' (preloaded)' if preloaded else ''}, medians of {runs} | " + " | ".join(t for _, t in COLUMNS) + " |",
              "|---" * (len(COLUMNS) + 1) + "|"]
     for name, m in med.items():
         lines.append(f"| {name} | " + " | ".join(f"{m[k]:g}" if k in m else "-" for k, _ in COLUMNS) + " |")
@@ -271,6 +286,9 @@ def main():
     ap.add_argument("--contender", action="append", default=[], metavar="NAME=FLAGS",
                     help="another run of our operator with these flags and environment variables (e.g. "
                     "'w16=--workers=16 MALLOC_ARENA_MAX=1'); add NAME to --only to run it")
+    ap.add_argument("--preload", action="store_true", help="create every job before the operator starts and "
+                    "time pod creation from the first pod to the last, as the bare client's (kubectl's own apply "
+                    "of 100 jobs takes seconds)")
     ap.add_argument("--write-docs", action="store_true", help="replace the table in docs/operations.md")
     ap.add_argument("--scale", action="store_true", help="ours only: 1,000 jobs x 7 pods and 5,000 single-chief "
                     "jobs, one run each; prints JSON lines and a table")
@@ -284,21 +302,22 @@ def main():
     matched = ["--controller-threads=4", "--kube-api-qps=100", "--kube-api-burst=200"]
     profile = tempfile.mktemp(prefix="disttrain-perf-", suffix=".data") if a.flamegraph else None
     ours = "app.kubernetes.io/managed-by=disttrain-operator"
+    run = functools.partial(run_operator, preload=a.preload)
     contenders = {
-        "disttrain": lambda: run_operator("disttrain", Ours(os.path.join(a.bin, "disttrain-operator"), []),
+        "disttrain": lambda: run("disttrain", Ours(os.path.join(a.bin, "disttrain-operator"), []),
                                           "dtr", job_manifest, ours, a.jobs, profile=profile),
-        "disttrain-apf": lambda: run_operator(
+        "disttrain-apf": lambda: run(
             "disttrain-apf", Ours(os.path.join(a.bin, "disttrain-operator"), ["--kube-api-qps=0"]), "dtr",
             job_manifest, ours, a.jobs),
-        "disttrain-http40": lambda: run_operator(
+        "disttrain-http40": lambda: run(
             "disttrain-http40", Ours(os.path.join(a.bin, "disttrain-operator"), ["--http-client-threads=40"]),
             "dtr", job_manifest, ours, a.jobs),
-        "disttrain-arenas16": lambda: run_operator(
+        "disttrain-arenas16": lambda: run(
             "disttrain-arenas16", Ours(os.path.join(a.bin, "disttrain-operator"), [], {"MALLOC_ARENA_MAX": "16"}),
             "dtr", job_manifest, ours, a.jobs),
-        "peer-defaults": lambda: run_operator("peer-defaults", Peer(folder, []), "tfjobs", tfjob_manifest,
+        "peer-defaults": lambda: run("peer-defaults", Peer(folder, []), "tfjobs", tfjob_manifest,
                                               "training.kubeflow.org/job-name", a.jobs),
-        "peer-matched": lambda: run_operator("peer-matched", Peer(folder, matched), "tfjobs", tfjob_manifest,
+        "peer-matched": lambda: run("peer-matched", Peer(folder, matched), "tfjobs", tfjob_manifest,
                                              "training.kubeflow.org/job-name", a.jobs),
         "bare-client": lambda: run_bare(os.path.join(a.bin, "bare_client"), a.jobs),
     }
@@ -306,7 +325,7 @@ def main():
         name, _, flags = spec.partition("=")
         args = [t for t in flags.split() if t.startswith("-")]
         env = dict(t.split("=", 1) for t in flags.split() if not t.startswith("-"))
-        contenders[name] = (lambda name=name, args=args, env=env: run_operator(
+        contenders[name] = (lambda name=name, args=args, env=env: run(
             name, Ours(os.path.join(a.bin, "disttrain-operator"), args, env), "dtr", job_manifest, ours, a.jobs))
     if a.scale:
         scale(a)

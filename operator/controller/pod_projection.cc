@@ -25,20 +25,28 @@ json Terminated(json& state, bool message) {
   return out;
 }
 
-}  // namespace
-
-json ProjectPod(json pod) {
+// apiVersion, kind and the metadata the reconciler reads.
+json ProjectMetadata(json& object) {
   json out = json::object();
-  Keep(pod, out, "apiVersion");
-  Keep(pod, out, "kind");
+  Keep(object, out, "apiVersion");
+  Keep(object, out, "kind");
   json meta = json::object();
-  if (auto m = pod.find("metadata"); m != pod.end()) {
+  if (auto m = object.find("metadata"); m != object.end()) {
     for (const char* k : {"name", "namespace", "uid", "resourceVersion", "labels",
                           "ownerReferences", "deletionTimestamp"}) {
       Keep(*m, meta, k);
     }
   }
   out["metadata"] = std::move(meta);
+  return out;
+}
+
+}  // namespace
+
+json ProjectService(json service) { return ProjectMetadata(service); }
+
+json ProjectPod(json pod) {
+  json out = ProjectMetadata(pod);
   json containers = json::array();
   if (auto spec = pod.find("spec"); spec != pod.end() && spec->contains("containers")) {
     for (json& c : (*spec)["containers"]) containers.push_back({{"name", c.value("name", "")}});

@@ -11,6 +11,9 @@ namespace disttrain::controller {
 
 nlohmann::json ProjectPod(nlohmann::json pod);
 
+// A Service keeps only its metadata: the reconciler reads its name and owner, never its spec.
+nlohmann::json ProjectService(nlohmann::json service);
+
 }  // namespace disttrain::controller
 
 #endif  // DISTTRAIN_OPERATOR_CONTROLLER_POD_PROJECTION_H_

@@ -15,6 +15,7 @@
 #include "operator/kube/config.h"
 #include "operator/kube/kube_client.h"
 #include "operator/kube/rate_limiter.h"
+#include "operator/kube/tls.h"
 
 namespace web::http::client {
 class http_client;
@@ -74,7 +75,7 @@ class RestKubeClient : public KubeClient {
                                                           absl::Duration idle_timeout);
 
  private:
-  explicit RestKubeClient(RestConfig config);
+  RestKubeClient(RestConfig config, std::shared_ptr<const TlsMaterial> tls);
 
   // Sends one request (with rate limiting and retries) and returns the body as text.
   absl::StatusOr<std::string> DoText(const std::string& method, const std::string& path_and_query,
@@ -92,6 +93,7 @@ class RestKubeClient : public KubeClient {
   }
 
   const RestConfig config_;
+  const std::shared_ptr<const TlsMaterial> tls_;
   RateLimiter limiter_;
   RequestObserver observer_;
   absl::Mutex mu_;

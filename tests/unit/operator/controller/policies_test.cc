@@ -124,6 +124,21 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
   EXPECT_FALSE(projected["spec"]["containers"][0].contains("env"));
 }
 
+TEST(PodStateTest, AServiceKeepsOnlyTheMetadataTheReconcilerReads) {
+  json svc = json::parse(R"({"apiVersion": "v1", "kind": "Service",
+    "metadata": {"name": "d-ps-0", "namespace": "ns", "uid": "s", "resourceVersion": "9",
+      "labels": {"disttrain.io/job-name": "d"}, "annotations": {"a": "b"},
+      "ownerReferences": [{"uid": "job", "controller": true}],
+      "managedFields": [{"manager": "disttrain-operator"}]},
+    "spec": {"clusterIP": "None", "ports": [{"port": 2222}], "selector": {"x": "y"}},
+    "status": {"loadBalancer": {}}})");
+  json projected = ProjectService(svc);
+  EXPECT_EQ(projected, json::parse(R"({"apiVersion": "v1", "kind": "Service",
+    "metadata": {"name": "d-ps-0", "namespace": "ns", "uid": "s", "resourceVersion": "9",
+      "labels": {"disttrain.io/job-name": "d"},
+      "ownerReferences": [{"uid": "job", "controller": true}]}})"));
+}
+
 TEST(PodStateTest, ReadsTheMainContainersTerminationMessage) {
   json pod = json::parse(R"({"metadata": {"name": "d-chief-0", "uid": "u",
       "labels": {"disttrain.io/replica-type": "chief", "disttrain.io/replica-index": "0"}},

@@ -1,0 +1,63 @@
+#include "operator/kube/tls.h"
+
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace disttrain::kube {
+namespace {
+
+// Every certificate in `pem`; an error when there is none or one does not parse.
+absl::Status ReadCertificates(const std::string& pem, const char* what, std::vector<X509*>* out) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out->push_back(cert);
+  BIO_free(bio);
+  if (out->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is not a valid PEM certificate"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const TlsMaterial>> TlsMaterial::Parse(const std::string& ca_pem,
+                                                                      const std::string& cert_pem,
+                                                                      const std::string& key_pem) {
+  std::shared_ptr<TlsMaterial> m(new TlsMaterial());
+  if (!ca_pem.empty()) {
+    if (absl::Status s = ReadCertificates(ca_pem, "the CA", &m->cas_); !s.ok()) return s;
+  }
+  if (!cert_pem.empty()) {
+    if (absl::Status s = ReadCertificates(cert_pem, "the client certificate", &m->chain_); !s.ok())
+      return s;
+  }
+  if (!key_pem.empty()) {
+    BIO* bio = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
+    m->key_ = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (m->key_ == nullptr) {
+      return absl::InvalidArgumentError("the client key is not a valid PEM key");
+    }
+  }
+  return std::shared_ptr<const TlsMaterial>(std::move(m));
+}
+
+TlsMaterial::~TlsMaterial() {
+  for (X509* c : cas_) X509_free(c);
+  for (X509* c : chain_) X509_free(c);
+  EVP_PKEY_free(key_);
+}
+
+void TlsMaterial::ApplyTo(SSL_CTX* ctx) const {
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  for (X509* ca : cas_) X509_STORE_add_cert(store, ca);  // takes its own reference
+  if (!chain_.empty() && key_ != nullptr) {
+    SSL_CTX_use_certificate(ctx, chain_[0]);
+    for (size_t i = 1; i < chain_.size(); ++i) SSL_CTX_add1_chain_cert(ctx, chain_[i]);
+    SSL_CTX_use_PrivateKey(ctx, key_);
+  }
+}
+
+}  // namespace disttrain::kube
