@@ -16,7 +16,7 @@ from trainer_test import TRAINER, Run
 SCHEMES = {
     "hogwild": (["--steps", "2000", "--learning-rate", "0.1"], 0.82),
     "downpour": (["--steps", "1000", "--local-steps", "4", "--learning-rate", "0.03"], 0.82),
-    "downpour-sgd": (["--steps", "1000", "--local-steps", "4", "--learning-rate", "0.01"], 0.80),
+    "downpour-sgd": (["--steps", "1500", "--local-steps", "4", "--learning-rate", "0.01"], 0.80),
     "agn": (["--steps", "700", "--local-steps", "4", "--learning-rate", "0.1"], 0.81),
     "sync": (["--steps", "1000", "--learning-rate", "0.1"], 0.82),
     "sagn": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.1"], 0.81),
