@@ -6,10 +6,6 @@ Contenders, each run --runs times, interleaved:
   disttrain           our operator, release build, its defaults (4 workers, 100 QPS / 200 burst)
   disttrain-apf       our operator without a client-side limit (--kube-api-qps=0): the API
                       server's priority and fairness only
-  disttrain-http40    our operator with cpprestsdk's default of 40 HTTP I/O threads (before
-                      --http-client-threads=4 became the default; not in the default --only)
-  disttrain-arenas16  our operator with glibc's default malloc arenas (MALLOC_ARENA_MAX=16 on 2
-                      cores) instead of the 2 it sets itself (not in the default --only)
   peer-defaults       training-operator at its defaults (1 thread, 20 QPS / 30 burst)
   peer-matched        training-operator with our threads and rate limits (4, 100/200)
   bare-client         the same Services and Pods created by a minimal parallel client with no
@@ -20,6 +16,10 @@ teardown latency after the chief's exit (p50/p99); operator CPU seconds and peak
 with every job present. Prints one JSON line per run, then medians as a markdown table.
 
   python3 bench/peer/peer_bench.py --bin build/release/bin [--jobs 100] [--runs 3] [--write-docs]
+
+Variants of our operator run as extra contenders, e.g. the A/B runs in docs/operations.md:
+  --contender "http40=--http-client-threads=40" --contender "arenas16=MALLOC_ARENA_MAX=16"
+    --only disttrain,http40,arenas16
 """
 import argparse
 import functools
@@ -319,12 +319,6 @@ def main():
         "disttrain-apf": lambda: run(
             "disttrain-apf", Ours(os.path.join(a.bin, "disttrain-operator"), ["--kube-api-qps=0"]), "dtr",
             job_manifest, ours, a.jobs),
-        "disttrain-http40": lambda: run(
-            "disttrain-http40", Ours(os.path.join(a.bin, "disttrain-operator"), ["--http-client-threads=40"]),
-            "dtr", job_manifest, ours, a.jobs),
-        "disttrain-arenas16": lambda: run(
-            "disttrain-arenas16", Ours(os.path.join(a.bin, "disttrain-operator"), [], {"MALLOC_ARENA_MAX": "16"}),
-            "dtr", job_manifest, ours, a.jobs),
         "peer-defaults": lambda: run("peer-defaults", Peer(folder, []), "tfjobs", tfjob_manifest,
                                               "training.kubeflow.org/job-name", a.jobs),
         "peer-matched": lambda: run("peer-matched", Peer(folder, matched), "tfjobs", tfjob_manifest,
