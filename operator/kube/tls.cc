@@ -1,6 +1,7 @@
 #include "operator/kube/tls.h"
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -14,6 +15,7 @@ absl::Status ReadCertificates(const std::string& pem, const char* what, std::vec
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
   while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out->push_back(cert);
   BIO_free(bio);
+  ERR_clear_error();  // the read that ends the loop leaves "no start line" on the thread's queue
   if (out->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(what, " is not a valid PEM certificate"));
   }
@@ -37,6 +39,7 @@ absl::StatusOr<std::shared_ptr<const TlsMaterial>> TlsMaterial::Parse(const std:
     BIO* bio = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
     m->key_ = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
     BIO_free(bio);
+    ERR_clear_error();
     if (m->key_ == nullptr) {
       return absl::InvalidArgumentError("the client key is not a valid PEM key");
     }
