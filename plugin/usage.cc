@@ -20,7 +20,23 @@ std::map<std::string, PodUsage> ReadSummary(const nlohmann::json& summary) {
   for (const nlohmann::json& pod : summary["pods"]) {
     const std::string uid = pod.value("/podRef/uid"_json_pointer, "");
     if (uid.empty()) continue;
-    out[uid] = {Unsigned(pod, "cpu", "usageNanoCores"), Unsigned(pod, "memory", "workingSetBytes")};
+    // The sum of the containers' figures, as metrics-server (and so `kubectl top pod`) reports
+    // a pod: the kubelet's pod-level figures read 0 where it has no stats for the pod's own
+    // cgroup (seen with the cgroupfs driver) while every container has its own. The pod-level
+    // figure only where no container reports one.
+    PodUsage usage;
+    if (pod.contains("containers") && pod["containers"].is_array()) {
+      for (const nlohmann::json& c : pod["containers"]) {
+        if (std::optional<uint64_t> v = Unsigned(c, "cpu", "usageNanoCores"))
+          usage.nano_cores = usage.nano_cores.value_or(0) + *v;
+        if (std::optional<uint64_t> v = Unsigned(c, "memory", "workingSetBytes"))
+          usage.working_set_bytes = usage.working_set_bytes.value_or(0) + *v;
+      }
+    }
+    if (!usage.nano_cores) usage.nano_cores = Unsigned(pod, "cpu", "usageNanoCores");
+    if (!usage.working_set_bytes)
+      usage.working_set_bytes = Unsigned(pod, "memory", "workingSetBytes");
+    out[uid] = usage;
   }
   return out;
 }

@@ -19,7 +19,8 @@ struct PodUsage {
   std::optional<uint64_t> working_set_bytes;  // memory.workingSetBytes, what kubectl top shows
 };
 
-// By pod UID, from one node's summary.
+// By pod UID, from one node's summary: the sum over the pod's containers, as metrics-server
+// reports a pod, or the pod-level figure where no container has one.
 std::map<std::string, PodUsage> ReadSummary(const nlohmann::json& summary);
 
 // One row per pod: CPU in millicores, memory in MiB, "-" where the node did not say; a pod whose

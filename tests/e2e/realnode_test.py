@@ -215,15 +215,6 @@ class RealNodeTest(unittest.TestCase):
             self.assertEqual(len(ids), 4)
             self.assertTrue(set(ids) <= realnode.running_task_ids())
 
-            # kubectl dtr top: every pod's CPU and memory from the kubelet while it trains.
-            def usage():
-                r = dtr("top", "mnist", "-n", self.ns)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                rows = [l.split() for l in r.stdout.splitlines() if l.startswith("mnist-")]
-                # The kubelet reports zeros until it has sampled a container twice.
-                return len(rows) == 6 and all(re.fullmatch(r"\d+m", row[3]) and re.fullmatch(r"[1-9]\d*Mi", row[4])
-                                              for row in rows) and any(row[3] != "0m" for row in rows) and r.stdout
-            top = wait_until("kubectl dtr top to show every pod's usage", usage, timeout=90)
             # The trainer's /metrics on the port named "metrics", through the API server's pod proxy.
             def scrape(pod):
                 text = kubectl("get", "--raw", f"/api/v1/namespaces/{self.ns}/pods/{pod}:9095/proxy/metrics").stdout
@@ -232,6 +223,26 @@ class RealNodeTest(unittest.TestCase):
             self.assertGreater(wait_until("the chief's global step on /metrics", lambda: scrape("mnist-chief-0").get(
                 "disttrain_trainer_global_step", 0) > 0 and scrape("mnist-chief-0")["disttrain_trainer_global_step"]), 0)
             self.assertGreater(scrape("mnist-ps-0")["disttrain_ps_pushes_applied_total"], 0)
+            # kubectl dtr top: every pod's CPU and memory from the kubelet while it trains. The kubelet
+            # samples each container on its own schedule (zeros or no row until it has sampled twice), and
+            # the job may end before every pod has a sample in one snapshot, so each pod counts once a
+            # snapshot has shown its usage.
+            seen = [""]
+            measured = {}
+
+            def usage():
+                r = dtr("top", "mnist", "-n", self.ns)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                seen[0] = r.stdout + r.stderr
+                for row in (l.split() for l in r.stdout.splitlines() if l.startswith("mnist-")):
+                    if re.fullmatch(r"\d+m", row[3]) and re.fullmatch(r"[1-9]\d*Mi", row[4]):
+                        measured[row[0]] = row
+                return len(measured) == 6 and any(row[3] != "0m" for row in measured.values()) and r.stdout
+            try:
+                top = wait_until("kubectl dtr top to show every pod's usage", usage, timeout=150)
+            except AssertionError as e:
+                raise AssertionError(f"{e}\npods with usage seen: {sorted(measured)}\n"
+                                     f"the last `kubectl dtr top`:\n{seen[0]}") from None
             print(top)
             wait_until("the job to succeed", lambda: self.state("mnist") in ("Succeeded", "Failed"), timeout=600)
             succeeded = time.monotonic()

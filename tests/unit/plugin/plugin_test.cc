@@ -161,5 +161,24 @@ TEST(UsageTest, ReadsTheSummaryAndFormatsMillicoresAndMebibytes) {
             "node node-2: no kubelet\n");
 }
 
+TEST(UsageTest, APodIsTheSumOfItsContainersAsMetricsServerReportsIt) {
+  // What the test node's kubelet (cgroupfs driver) served: zeros for the pod's own cgroup, real
+  // figures per container.
+  json summary = json::parse(R"({"pods": [
+    {"podRef": {"name": "mnist-ps-0", "uid": "ps0"},
+     "cpu": {"usageNanoCores": 0}, "memory": {"workingSetBytes": 0},
+     "containers": [
+       {"name": "tensorflow", "cpu": {"usageNanoCores": 175842859}, "memory": {"workingSetBytes": 41943040}},
+       {"name": "sidecar", "cpu": {"usageNanoCores": 1000000}, "memory": {"workingSetBytes": 1048576}}]},
+    {"podRef": {"name": "mnist-chief-0", "uid": "chief0"},
+     "cpu": {"usageNanoCores": 0}, "memory": {"workingSetBytes": 0},
+     "containers": [{"name": "tensorflow", "cpu": {}, "memory": {}}]}]})");
+  std::map<std::string, PodUsage> usage = ReadSummary(summary);
+  EXPECT_EQ(usage["ps0"].nano_cores, 176842859u);
+  EXPECT_EQ(usage["ps0"].working_set_bytes, 42991616u);
+  EXPECT_EQ(usage["chief0"].nano_cores, 0u) << "no container figure: the pod's own";
+  EXPECT_EQ(usage["chief0"].working_set_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace disttrain::plugin
