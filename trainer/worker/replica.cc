@@ -114,9 +114,12 @@ class Replica {
   bool usage_error_ = false;
   absl::Time train_start_ = absl::InfiniteFuture();  // this replica's first step
   std::unique_ptr<EventWriter> summaries_;           // the chief's, when it could be opened
-  // examples/s (metric) since rate_since_; steps/s (summary) since the last summary.
+  // examples/s (metric) over windows of a second from rate_since_, and over the time since the
+  // first step until the first window closes (so a scrape in the first second sees a live rate);
+  // steps/s (summary) since the last summary.
   absl::Time rate_since_ = absl::InfiniteFuture();
   int64_t rate_local_steps_ = 0;
+  bool rate_window_closed_ = false;
   int64_t local_steps_ = 0;
   absl::Time summary_since_ = absl::InfiniteFuture();
   int64_t summary_step_ = 0;
@@ -343,13 +346,18 @@ void Replica::Record(int64_t step, float loss) {
   const absl::Time now = absl::Now();
   if (rate_since_ == absl::InfiniteFuture()) {
     rate_since_ = summary_since_ = now;
+    rate_local_steps_ = local_steps_;
     summary_step_ = step;
   }
-  if (const double seconds = absl::ToDoubleSeconds(now - rate_since_); seconds >= 1) {
+  if (const double seconds = absl::ToDoubleSeconds(now - rate_since_);
+      seconds >= 1 || (!rate_window_closed_ && seconds > 0)) {
     m.examples_per_second->Set(
         {}, static_cast<double>((local_steps_ - rate_local_steps_) * o_.batch_size) / seconds);
-    rate_since_ = now;
-    rate_local_steps_ = local_steps_;
+    if (seconds >= 1) {
+      rate_since_ = now;
+      rate_local_steps_ = local_steps_;
+      rate_window_closed_ = true;
+    }
   }
   const int64_t batches_per_commit = batches;
   if (o_.log_every <= 0 || step % o_.log_every != 0) return;
