@@ -4,9 +4,17 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <iterator>
 #include <limits>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace disttrain::trainer::wire {
 namespace {
@@ -141,12 +149,37 @@ constexpr std::pair<const char*, int> kTransportArgs[] = {
     {"grpc.http2.lookahead_bytes", 1 << 20},
 };
 
+// kTransportArgs, then DISTTRAIN_GRPC_ARGS ("name=int,name=int"; for transport experiments
+// such as the ones in docs/trainer.md, read by every process of a job). A malformed entry is
+// reported once and ignored.
+std::vector<std::pair<std::string, int>> TransportArgs() {
+  std::vector<std::pair<std::string, int>> out(std::begin(kTransportArgs),
+                                               std::end(kTransportArgs));
+  const char* extra = std::getenv("DISTTRAIN_GRPC_ARGS");
+  if (extra == nullptr) return out;
+  for (absl::string_view entry : absl::StrSplit(extra, ',', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(entry, absl::MaxSplits('=', 1));
+    int value = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
+      static std::once_flag once;
+      std::call_once(once, [&] {
+        std::cerr << "disttrain: ignoring DISTTRAIN_GRPC_ARGS entry \"" << entry
+                  << "\" (expected name=integer)\n";
+      });
+      continue;
+    }
+    out.emplace_back(std::string(kv.first), value);
+  }
+  return out;
+}
+
 void SetTransportArgs(grpc::ChannelArguments* args) {
-  for (const auto& [k, v] : kTransportArgs) args->SetInt(k, v);
+  for (const auto& [k, v] : TransportArgs()) args->SetInt(k, v);
 }
 
 void SetTransportArgs(grpc::ServerBuilder* builder) {
-  for (const auto& [k, v] : kTransportArgs) builder->AddChannelArgument(k, v);
+  for (const auto& [k, v] : TransportArgs()) builder->AddChannelArgument(k, v);
 }
 
 void KeepFreedMemoryMapped() {
