@@ -38,15 +38,18 @@ runtime::EventHandler EnqueueServiceOwners(runtime::WorkQueue* queue) {
   return EnqueueBy(queue, OwnerKey);
 }
 
-runtime::EventHandler EnqueuePodOwners(runtime::WorkQueue* queue) {
+runtime::EventHandler EnqueuePodOwners(runtime::WorkQueue* queue, absl::Duration batch) {
   runtime::EventHandler handler = EnqueueBy(queue, OwnerKey);
-  handler.on_update = [queue](const runtime::ObjectPtr& old, const runtime::ObjectPtr& now) {
+  handler.on_add = [queue, batch](const runtime::ObjectPtr& pod) {
+    if (std::string k = OwnerKey(pod); !k.empty()) queue->AddAfter(k, batch);
+  };
+  handler.on_update = [queue, batch](const runtime::ObjectPtr& old, const runtime::ObjectPtr& now) {
     std::string k = OwnerKey(now);
     if (k.empty()) return;
     if (Exited(now) && !Exited(old)) {
       queue->AddUrgent(k);
     } else {
-      queue->Add(k);
+      queue->AddAfter(k, batch);
     }
   };
   return handler;

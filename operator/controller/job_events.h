@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/time/time.h"
 #include "operator/runtime/informer.h"
 #include "operator/runtime/work_queue.h"
 
@@ -19,10 +20,17 @@ runtime::EventHandler EnqueueJobs(runtime::WorkQueue* queue);
 // Services enqueue their job.
 runtime::EventHandler EnqueueServiceOwners(runtime::WorkQueue* queue);
 
-// Pods enqueue their job; a pod that has just exited (a chief that finished, a replica that
-// failed) puts its job at the head of the queue, since acting on it releases pods and their GPUs
-// and must not wait behind a backlog of jobs being created.
-runtime::EventHandler EnqueuePodOwners(runtime::WorkQueue* queue);
+// Pods enqueue their job:
+// - a pod that has just exited (a chief that finished, a replica that failed) puts its job at the
+//   head of the queue, since acting on it releases pods and their GPUs and must not wait behind a
+//   backlog of jobs being created;
+// - a deleted pod queues its job at once (a replacement may be due);
+// - any other change (created, scheduled, running, ready) queues the job `batch` after the first
+//   such change, so the changes of a job's pods that start together are reconciled in one or two
+//   passes, each writing the status once, instead of one pass per pod (Kubernetes' Job controller
+//   batches the same way, by 1 s). Zero queues at once.
+runtime::EventHandler EnqueuePodOwners(runtime::WorkQueue* queue,
+                                       absl::Duration batch = absl::ZeroDuration());
 
 }  // namespace disttrain::controller
 

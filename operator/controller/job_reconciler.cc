@@ -93,6 +93,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   // Nothing is replaced unless the status counting it is written: a failed write leaves the
   // failed pods in place, and the next pass counts them again, once.
   if (absl::Status s = WriteStatus(p); !s.ok()) return s;
+  if (p.cleanup_after_write) Cleanup(p);
   ReplaceFailedPods(p);
   EmitEvents(p);
   if (!p.errors.empty()) {

@@ -32,6 +32,9 @@ struct ReconcilerDeps {
   const runtime::Store* services = nullptr;
   runtime::EventRecorder* events = nullptr;
   runtime::Clock* clock = nullptr;
+  // A pass's independent API requests (creating a job's missing replicas after the first,
+  // deleting its pods on cleanup) go out this many at once (KubeClient::CreateAll/DeleteAll).
+  int parallel_requests = 8;
   BuildOptions build;
 };
 
@@ -63,6 +66,9 @@ class JobReconciler : public runtime::Reconciler {
   bool CheckInPlaceRestarts(Pass& p);
   bool CreateMissing(Pass& p);
   void ReportCreateFailures(Pass& p, const absl::Status& first, bool permanent);
+  // No pod is missing (or every missing one was created): clears ReplicaFailure and the count of
+  // failed creation passes.
+  void CreatedEverything(Pass& p);
   bool EnsurePodGroup(Pass& p);
   void DeletePodGroup(Pass& p);
   const kube::Resource& PodGroupResource() const;

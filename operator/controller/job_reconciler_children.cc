@@ -19,11 +19,78 @@ namespace disttrain::controller {
 
 using nlohmann::json;
 
+namespace {
+
+// What creating one replica's Service and Pod came to.
+struct CreateOutcome {
+  bool attempted = false;
+  absl::Status service, pod;  // AlreadyExists counts as success
+  bool created = false;
+};
+
+absl::Status IgnoreAlreadyExists(absl::Status s) {
+  return kube::IsAlreadyExists(s) ? absl::OkStatus() : s;
+}
+
+}  // namespace
+
 bool JobReconciler::CreateMissing(Pass& p) {
+  auto is_missing = [&](api::ReplicaType type, int index) {
+    return !p.pods.count({type, index}) && !p.Remembered(type, index);
+  };
+  // Most passes find every pod in place: they build nothing.
+  bool any_missing = false;
+  for (const auto& [type, spec] : p.job.spec.replica_specs) {
+    for (int i = 0; i < spec.replicas && !any_missing; ++i) any_missing = is_missing(type, i);
+  }
+  if (!any_missing) {
+    CreatedEverything(p);
+    return true;
+  }
   absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
   if (!desired.ok()) {
     FailInvalid(p, desired.status());
     return false;
+  }
+  const std::string& ns = p.job.metadata.namespace_name;
+  std::vector<const ReplicaObjects*> missing;
+  for (const ReplicaObjects& r : desired->replicas) {
+    if (is_missing(r.type, r.index)) missing.push_back(&r);
+  }
+  auto has_service = [&](const ReplicaObjects& r) {
+    return p.services.count(r.pod["metadata"]["name"].get_ref<const std::string&>()) > 0;
+  };
+  // Slow start, as Kubernetes' Job controller: the first replica's Service and Pod first, so a
+  // refused template or an exhausted quota costs one round trip rather than one request per
+  // replica; then every other replica's Service and Pod at once. A pod does not need its
+  // Service to exist first (TensorFlow retries until the name resolves).
+  std::vector<CreateOutcome> outcomes(missing.size());
+  auto create = [&](size_t begin, size_t end) {
+    std::vector<kube::CreateRequest> requests;
+    std::vector<std::pair<size_t, bool>> of;  // (replica, is the pod)
+    for (size_t i = begin; i < end; ++i) {
+      outcomes[i].attempted = true;
+      if (!has_service(*missing[i])) {
+        requests.push_back({&kube::kServices, ns, missing[i]->service});
+        of.push_back({i, false});
+      }
+      requests.push_back({&kube::kPods, ns, missing[i]->pod});
+      of.push_back({i, true});
+    }
+    std::vector<absl::Status> s = deps_.client->CreateAll(requests, deps_.parallel_requests);
+    for (size_t k = 0; k < s.size(); ++k) {
+      CreateOutcome& o = outcomes[of[k].first];
+      if (of[k].second) {
+        o.created = s[k].ok();
+        o.pod = IgnoreAlreadyExists(s[k]);
+      } else {
+        o.service = IgnoreAlreadyExists(s[k]);
+      }
+    }
+  };
+  if (!missing.empty()) create(0, 1);
+  if (missing.size() > 1 && outcomes[0].service.ok() && outcomes[0].pod.ok()) {
+    create(1, missing.size());
   }
   std::vector<std::string> created;
   std::optional<absl::Status> first_failure;
@@ -33,29 +100,21 @@ bool JobReconciler::CreateMissing(Pass& p) {
     if (!first_failure) first_failure = s;
     permanent = permanent || !kube::IsRetryable(s);
   };
-  for (const ReplicaObjects& r : desired->replicas) {
-    const std::string name = r.pod["metadata"]["name"];
-    if (p.pods.count({r.type, r.index}) || p.Remembered(r.type, r.index)) continue;
-    if (!p.services.count(name)) {
-      absl::StatusOr<json> svc =
-          deps_.client->Create(kube::kServices, p.job.metadata.namespace_name, r.service);
-      if (!svc.ok() && !kube::IsAlreadyExists(svc.status())) {
-        failed("FailedCreateService", svc.status());
-        continue;
-      }
-    }
-    absl::StatusOr<json> pod =
-        deps_.client->Create(kube::kPods, p.job.metadata.namespace_name, r.pod);
-    if (pod.ok()) {
+  for (size_t i = 0; i < missing.size(); ++i) {
+    const CreateOutcome& o = outcomes[i];
+    if (!o.attempted) continue;
+    const std::string name = missing[i]->pod["metadata"]["name"];
+    if (!o.service.ok()) failed("FailedCreateService", o.service);
+    if (o.created) {
       created.push_back(name);
-    } else if (pod.status().code() == absl::StatusCode::kInvalidArgument) {
+    } else if (o.pod.code() == absl::StatusCode::kInvalidArgument) {
       // The template itself is refused: no retry will ever succeed.
-      p.Warn("FailedCreatePod", std::string(pod.status().message()));
+      p.Warn("FailedCreatePod", std::string(o.pod.message()));
       Finish(p, false, "InvalidPodTemplate",
-             absl::StrCat("the API server rejected pod ", name, ": ", pod.status().message()));
+             absl::StrCat("the API server rejected pod ", name, ": ", o.pod.message()));
       return false;
-    } else if (!kube::IsAlreadyExists(pod.status())) {
-      failed("FailedCreatePod", pod.status());
+    } else if (!o.pod.ok()) {
+      failed("FailedCreatePod", o.pod);
     }
   }
   if (!created.empty()) {
@@ -68,14 +127,18 @@ bool JobReconciler::CreateMissing(Pass& p) {
   if (first_failure) {
     ReportCreateFailures(p, *first_failure, permanent);
   } else {
-    {
-      absl::MutexLock lock(&mu_);
-      create_failures_.erase(p.job.metadata.uid);
-    }
-    SetCondition(&p.status, kReplicaFailure, false, "PodsCreated", "every missing pod was created",
-                 p.now);
+    CreatedEverything(p);
   }
   return true;
+}
+
+void JobReconciler::CreatedEverything(Pass& p) {
+  {
+    absl::MutexLock lock(&mu_);
+    create_failures_.erase(p.job.metadata.uid);
+  }
+  SetCondition(&p.status, kReplicaFailure, false, "PodsCreated", "every missing pod was created",
+               p.now);
 }
 
 void JobReconciler::ReportCreateFailures(Pass& p, const absl::Status& first, bool permanent) {
@@ -147,7 +210,7 @@ void JobReconciler::Finish(Pass& p, bool succeeded, const std::string& reason,
   } else {
     p.Warn(reason, message);
   }
-  Cleanup(p);
+  p.cleanup_after_write = true;
   p.job.status.completion_time = p.now;
   p.Requeue(CheckTtl(p.job, p.now).requeue_after);
 }
@@ -155,14 +218,38 @@ void JobReconciler::Finish(Pass& p, bool succeeded, const std::string& reason,
 void JobReconciler::Cleanup(Pass& p) {
   DeletePodGroup(p);
   const api::CleanPodPolicy policy = p.job.spec.run_policy.clean_pod_policy;
-  std::vector<std::string> deleted;
+  const std::string& ns = p.job.metadata.namespace_name;
+  std::vector<const PodState*> doomed;
+  std::vector<kube::DeleteRequest> requests;
   for (auto& [id, pod] : p.pods) {
     if (!DeleteOnFinish(policy, pod) || Deleted(pod.uid)) continue;
-    if (absl::Status s = DeletePod(p, pod, policy == api::CleanPodPolicy::kAll); !s.ok()) {
-      p.Error("FailedDeletePod", s);
+    doomed.push_back(&pod);
+    kube::DeleteOptions options;
+    options.precondition_uid = pod.uid;
+    requests.push_back({&kube::kPods, ns, pod.name, options});
+  }
+  // In parallel: the parameter servers' CPUs and GPUs are released in one round trip.
+  std::vector<absl::Status> results = deps_.client->DeleteAll(requests, deps_.parallel_requests);
+  std::vector<std::string> deleted;
+  std::vector<kube::DeleteRequest> services;
+  for (size_t i = 0; i < doomed.size(); ++i) {
+    // NotFound: already gone. Conflict: the UID precondition failed, so this pod is gone too
+    // and one of the same name replaced it.
+    if (!results[i].ok() && !kube::IsNotFound(results[i]) && !kube::IsConflict(results[i])) {
+      p.Error("FailedDeletePod", results[i]);
       continue;
     }
-    deleted.push_back(pod.name);
+    {
+      absl::MutexLock lock(&mu_);
+      deleting_.insert(doomed[i]->uid);
+    }
+    deleted.push_back(doomed[i]->name);
+    if (policy == api::CleanPodPolicy::kAll && p.services.count(doomed[i]->name)) {
+      services.push_back({&kube::kServices, ns, doomed[i]->name, {}});
+    }
+  }
+  for (const absl::Status& s : deps_.client->DeleteAll(services, deps_.parallel_requests)) {
+    if (!s.ok() && !kube::IsNotFound(s)) p.Error("FailedDeleteService", s);
   }
   if (!deleted.empty()) {
     p.Note("SuccessfulDeletePod", absl::StrCat("cleanPodPolicy ", api::CleanPodPolicyName(policy),

@@ -38,6 +38,10 @@ struct JobReconciler::Pass {
   std::optional<absl::Duration> requeue;
   absl::Time now;
   bool deleted = false;  // the job itself was deleted (TTL)
+  // The job finished in this pass: its pods are cleaned up once the status saying so is
+  // written. Deleting them first would, if the write failed, leave a job that the next pass
+  // sees unfinished with its pods gone, and it would create them again.
+  bool cleanup_after_write = false;
 
   void Requeue(std::optional<absl::Duration> d) {
     if (d && (!requeue || *d < *requeue)) requeue = *d;

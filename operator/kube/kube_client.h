@@ -42,6 +42,18 @@ struct DeleteOptions {
   std::optional<int64_t> grace_period_seconds;
 };
 
+// One request of a batch (KubeClient::CreateAll / DeleteAll).
+struct CreateRequest {
+  const Resource* resource = nullptr;
+  std::string ns;
+  nlohmann::json object;
+};
+struct DeleteRequest {
+  const Resource* resource = nullptr;
+  std::string ns, name;
+  DeleteOptions options;
+};
+
 struct WatchEvent {
   enum class Type { kAdded, kModified, kDeleted, kBookmark, kError };
   Type type = Type::kAdded;
@@ -83,6 +95,28 @@ class KubeClient {
   virtual absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Resource& r,
                                                              const std::string& ns,
                                                              const ListOptions& options) = 0;
+
+  // Independent requests, at most `parallel` in flight at once where the client can (the REST
+  // client sends them concurrently without a thread each; this default sends them one after
+  // another). Statuses come back in the order of `requests`; created objects are not returned.
+  virtual std::vector<absl::Status> CreateAll(const std::vector<CreateRequest>& requests,
+                                              int parallel) {
+    (void)parallel;
+    std::vector<absl::Status> out;
+    for (const CreateRequest& c : requests) {
+      out.push_back(Create(*c.resource, c.ns, c.object).status());
+    }
+    return out;
+  }
+  virtual std::vector<absl::Status> DeleteAll(const std::vector<DeleteRequest>& requests,
+                                              int parallel) {
+    (void)parallel;
+    std::vector<absl::Status> out;
+    for (const DeleteRequest& d : requests) {
+      out.push_back(Delete(*d.resource, d.ns, d.name, d.options));
+    }
+    return out;
+  }
 };
 
 }  // namespace disttrain::kube

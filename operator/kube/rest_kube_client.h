@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -63,6 +64,10 @@ class RestKubeClient : public KubeClient {
                       const DeleteOptions& options) override;
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Resource& r, const std::string& ns,
                                                      const ListOptions& options) override;
+  std::vector<absl::Status> CreateAll(const std::vector<CreateRequest>& requests,
+                                      int parallel) override;
+  std::vector<absl::Status> DeleteAll(const std::vector<DeleteRequest>& requests,
+                                      int parallel) override;
 
   // Endpoints that answer text, not objects (pod logs, the kubelet's endpoints through the node
   // proxy), for the kubectl plugin. `context` names the request in errors.
@@ -77,10 +82,18 @@ class RestKubeClient : public KubeClient {
  private:
   RestKubeClient(RestConfig config, std::shared_ptr<const TlsMaterial> tls);
 
+  // One request, ready to send: its body already serialised.
+  struct Prepared {
+    std::string method, path_and_query;
+    std::optional<std::string> body;
+    std::string content_type, context;
+  };
+
   // Sends one request (with rate limiting and retries) and returns the body as text.
-  absl::StatusOr<std::string> DoText(const std::string& method, const std::string& path_and_query,
-                                     const std::optional<nlohmann::json>& body,
-                                     const std::string& content_type, const std::string& context);
+  absl::StatusOr<std::string> DoText(const Prepared& request);
+  // Sends the requests `parallel` at a time on the HTTP client's I/O threads (first attempts
+  // concurrently; a request whose attempt failed retryably goes through DoText's retries).
+  std::vector<absl::Status> DoAll(const std::vector<Prepared>& requests, int parallel);
   // DoText, with the body decoded as JSON.
   absl::StatusOr<nlohmann::json> Do(const std::string& method, const std::string& path_and_query,
                                     const std::optional<nlohmann::json>& body,

@@ -29,7 +29,14 @@ absl::StatusOr<std::shared_ptr<const TlsMaterial>> TlsMaterial::Parse(const std:
                                                                       const std::string& key_pem) {
   std::shared_ptr<TlsMaterial> m(new TlsMaterial());
   if (!ca_pem.empty()) {
-    if (absl::Status s = ReadCertificates(ca_pem, "the CA", &m->cas_); !s.ok()) return s;
+    std::vector<X509*> cas;
+    absl::Status s = ReadCertificates(ca_pem, "the CA", &cas);
+    if (s.ok()) {
+      m->store_ = X509_STORE_new();
+      for (X509* ca : cas) X509_STORE_add_cert(m->store_, ca);  // takes its own reference
+    }
+    for (X509* ca : cas) X509_free(ca);
+    if (!s.ok()) return s;
   }
   if (!cert_pem.empty()) {
     if (absl::Status s = ReadCertificates(cert_pem, "the client certificate", &m->chain_); !s.ok())
@@ -48,14 +55,14 @@ absl::StatusOr<std::shared_ptr<const TlsMaterial>> TlsMaterial::Parse(const std:
 }
 
 TlsMaterial::~TlsMaterial() {
-  for (X509* c : cas_) X509_free(c);
+  X509_STORE_free(store_);
   for (X509* c : chain_) X509_free(c);
   EVP_PKEY_free(key_);
 }
 
 void TlsMaterial::ApplyTo(SSL_CTX* ctx) const {
-  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
-  for (X509* ca : cas_) X509_STORE_add_cert(store, ca);  // takes its own reference
+  // One store for every connection (X509_STORE is safe to share across threads).
+  if (store_ != nullptr) SSL_CTX_set1_cert_store(ctx, store_);  // frees the context's own store
   if (!chain_.empty() && key_ != nullptr) {
     SSL_CTX_use_certificate(ctx, chain_[0]);
     for (size_t i = 1; i < chain_.size(); ++i) SSL_CTX_add1_chain_cert(ctx, chain_[i]);

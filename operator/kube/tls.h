@@ -26,14 +26,17 @@ class TlsMaterial {
   TlsMaterial(const TlsMaterial&) = delete;
   TlsMaterial& operator=(const TlsMaterial&) = delete;
 
-  bool has_ca() const { return !cas_.empty(); }
-  // Trusts the CA certificates and presents the client certificate and key.
+  bool has_ca() const { return store_ != nullptr; }
+  // Presents the client certificate and key and, when a CA was given, trusts that CA alone (as
+  // client-go): the context's store, which cpprestsdk has just filled from OpenSSL's default
+  // locations, is replaced by one store that every connection shares. Without a CA the system's
+  // roots stay trusted.
   void ApplyTo(SSL_CTX* ctx) const;
 
  private:
   TlsMaterial() = default;
-  std::vector<X509*> cas_;
-  std::vector<X509*> chain_;  // leaf first
+  X509_STORE* store_ = nullptr;  // the CA certificates; null without a CA
+  std::vector<X509*> chain_;     // leaf first
   EVP_PKEY* key_ = nullptr;
 };
 

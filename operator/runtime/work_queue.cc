@@ -80,6 +80,9 @@ void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
     AddLocked(key);
     return;
   }
+  // Queued already (or to be queued again when its worker is done): that pass comes sooner and
+  // sees the same state; one that wants a later pass asks for it again.
+  if (dirty_.count(key)) return;
   absl::Time ready = clock_->Now() + delay;
   auto it = waiting_.find(key);
   if (it == waiting_.end() || ready < it->second) waiting_[key] = ready;

@@ -5,8 +5,9 @@
 // - AddUrgent puts a key at the head of the queue (or, while it is processed, re-queues it at the
 //   head on Done): changes that release resources, such as a chief's exit, must not wait behind
 //   a backlog of jobs being created;
-// - AddAfter delays an add with a real timer; AddRateLimited delays by a per-key exponential
-//   backoff (base * 2^failures, capped) that Forget resets.
+// - AddAfter delays an add with a real timer (and adds nothing for a key already queued, whose
+//   pass comes sooner); AddRateLimited delays by a per-key exponential backoff
+//   (base * 2^failures, capped) that Forget resets.
 // Thread-safe. Metrics (optional) use workqueue_* names with label name=<queue name>.
 #ifndef DISTTRAIN_OPERATOR_RUNTIME_WORK_QUEUE_H_
 #define DISTTRAIN_OPERATOR_RUNTIME_WORK_QUEUE_H_

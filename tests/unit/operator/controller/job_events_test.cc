@@ -59,5 +59,28 @@ TEST(JobEventsTest, OtherPodChangesQueueInArrivalOrder) {
   EXPECT_EQ(queue.Get(), "ns/d");
 }
 
+TEST(JobEventsTest, PodChangesOtherThanExitsAndDeletesAreBatched) {
+  runtime::FakeClock clock;
+  runtime::WorkQueue queue(Manual(), &clock);
+  runtime::EventHandler pods = EnqueuePodOwners(&queue, absl::Milliseconds(500));
+  // Seven pods of one job created and then running: one pass, 500 ms after the first change.
+  for (int i = 0; i < 7; ++i) pods.on_add(Pod("batch", "Pending"));
+  clock.Advance(absl::Milliseconds(300));
+  for (int i = 0; i < 7; ++i) pods.on_update(Pod("batch", "Pending"), Pod("batch", "Running"));
+  EXPECT_EQ(queue.Len(), 0);
+  // Exits and deletes do not wait.
+  pods.on_update(Pod("exited", "Running"), Pod("exited", "Succeeded"));
+  pods.on_delete(Pod("deleted", "Failed"));
+  EXPECT_EQ(queue.Get(), "ns/exited");
+  EXPECT_EQ(queue.Get(), "ns/deleted");
+  EXPECT_EQ(queue.ProcessDue(clock.Now()), absl::Milliseconds(200));
+  clock.Advance(absl::Milliseconds(200));
+  queue.ProcessDue(clock.Now());
+  EXPECT_EQ(queue.Get(), "ns/batch");
+  queue.Done("ns/batch");
+  EXPECT_EQ(queue.Len(), 0);
+  EXPECT_EQ(queue.ProcessDue(clock.Now()), absl::InfiniteDuration()) << "one pass, not fourteen";
+}
+
 }  // namespace
 }  // namespace disttrain::controller

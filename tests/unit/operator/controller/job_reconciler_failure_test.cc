@@ -89,13 +89,15 @@ INSTANTIATE_TEST_SUITE_P(
         FailureCase{"CreateService", NewJob, "create", "services", Unavailable(),
                     [](Harness& h) {
                       EXPECT_EQ(h.State(), kCreated);  // the status was still written
-                      EXPECT_EQ(h.PodNames().size(), 3u);
+                      // Slow start: the first replica's Service failed (its Pod, sent with it,
+                      // was created), so no other replica was tried.
+                      EXPECT_EQ(h.PodNames().size(), 1u);
                     },
                     AllPodsExist},
         FailureCase{"CreatePod", NewJob, "create", "pods", Unavailable(),
                     [](Harness& h) {
                       EXPECT_EQ(h.State(), kCreated);
-                      EXPECT_EQ(h.PodNames().size(), 3u);
+                      EXPECT_EQ(h.PodNames().size(), 0u);
                       EXPECT_FALSE(h.Condition(kReplicaFailure));  // one retryable failure
                     },
                     AllPodsExist},
@@ -142,12 +144,33 @@ TEST(JobReconcilerFailureTest, ASucceededJobWhoseStatusWriteFailedCreatesNoPodAg
   Harness h;
   ChiefSucceeded(h);
   h.client.FailNext("patch", "distributedtrainings", Unavailable());
-  EXPECT_FALSE(h.Pass().ok());  // cleanup deleted the PS and workers; the status says Running
-  EXPECT_FALSE(h.HasPod("dist-ps-0"));
+  EXPECT_FALSE(h.Pass().ok());
+  EXPECT_TRUE(h.HasPod("dist-ps-0")) << "deleted before the status saying Succeeded was written";
   h.client.ClearActions();
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.Requests("create", "pods"), 0) << "the pods cleanup deleted were created again";
   EXPECT_EQ(h.State(), kSucceeded);
+  EXPECT_FALSE(h.HasPod("dist-ps-0"));
+}
+
+TEST(JobReconcilerFailureTest, AJobOutOfRestartsWhoseStatusWriteFailedCreatesNoPodAgain) {
+  // Found by the fault suite: the pass that failed the job deleted its pods, the status write
+  // was lost, and the next pass, seeing a running job with pods missing, created them again.
+  Harness h(JobJson({{"backoffLimit", 1}}));
+  Running(h);
+  h.SetPod("dist-worker-0", "Failed", 137);
+  ASSERT_TRUE(h.Pass().ok());  // restart 1 of 1
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  h.SetPod("dist-worker-0", "Failed", 137);
+  h.client.FailNext("patch", "distributedtrainings", Unavailable());
+  EXPECT_FALSE(h.Pass().ok());
+  EXPECT_TRUE(h.HasPod("dist-ps-0"));
+  h.client.ClearActions();
+  h.Converge();
+  EXPECT_EQ(h.Requests("create", "pods"), 0);
+  EXPECT_EQ(FindCondition(h.Status(), kFailed)->reason, "BackoffLimitExceeded");
+  EXPECT_FALSE(h.HasPod("dist-ps-0"));
 }
 
 TEST(JobReconcilerFailureTest, ASuspendWhoseDeleteFailsDeletesOnRetry) {
@@ -226,6 +249,28 @@ TEST(JobReconcilerFailureTest, AnInvalidPodTemplateFailsTheJob) {
                     kube::StatusFromHttp(422, R"({"reason":"Invalid","message":"bad"})", "x"));
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(FindCondition(h.Status(), kFailed)->reason, "InvalidPodTemplate");
+}
+
+TEST(JobReconcilerFailureTest, AQuotaFailureCostsOneRequestNotOnePerReplica) {
+  Harness h;
+  h.client.FailNext("create", "pods", Forbidden());
+  EXPECT_FALSE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("create", "pods"), 1);  // slow start: the first replica alone
+  EXPECT_EQ(h.Requests("create", "services"), 1);
+  h.Converge();
+  AllPodsExist(h);
+}
+
+TEST(JobReconcilerFailureTest, OneFailedDeleteOfACleanupBatchIsRetried) {
+  Harness h;
+  ChiefSucceeded(h);
+  h.client.FailNext("delete", "pods", Unavailable());
+  EXPECT_FALSE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("delete", "pods"), 3);  // the batch went on past the failure
+  h.Converge();
+  ASSERT_TRUE(h.Pass().ok());
+  SucceededAndCleaned(h);
+  EXPECT_FALSE(h.HasPod("dist-worker-1"));
 }
 
 }  // namespace

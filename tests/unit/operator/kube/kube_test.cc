@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -268,6 +269,30 @@ TEST(RestKubeClientTest, ARequestToABlackHoledServerEndsWithAnError) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("gave up after"));
   EXPECT_GE(attempts, 1);
+}
+
+TEST(RestKubeClientTest, ABatchToABlackHoledServerEndsWithAnErrorForEachRequest) {
+  BlackHole server;
+  auto client = RestKubeClient::Create(BlackHoleConfig(server));
+  ASSERT_TRUE(client.ok());
+  std::atomic<int> attempts{0};
+  (*client)->SetRequestObserver([&](const std::string&, int) { ++attempts; });
+  std::vector<CreateRequest> creates;
+  for (int i = 0; i < 3; ++i) {
+    creates.push_back({&kPods, "default", {{"metadata", {{"name", absl::StrCat("p", i)}}}}});
+  }
+  std::vector<absl::Status> created = (*client)->CreateAll(creates, 2);
+  ASSERT_EQ(created.size(), 3u);
+  for (const absl::Status& s : created) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+    // The concurrent first attempt failed, then the request went through the retrying path.
+    EXPECT_THAT(std::string(s.message()), HasSubstr("gave up after"));
+  }
+  EXPECT_GE(attempts.load(), 6);
+  std::vector<absl::Status> deleted = (*client)->DeleteAll({{&kPods, "default", "p0", {}}}, 4);
+  ASSERT_EQ(deleted.size(), 1u);
+  EXPECT_FALSE(deleted[0].ok());
+  EXPECT_TRUE((*client)->CreateAll({}, 4).empty());
 }
 
 TEST(RestKubeClientTest, AWatchOnABlackHoledServerEndsWithAnError) {

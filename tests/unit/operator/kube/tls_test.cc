@@ -1,5 +1,6 @@
 #include "operator/kube/tls.h"
 
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -71,6 +72,66 @@ TEST(TlsMaterialTest, TrustsEveryCaOfABundleAndPresentsTheClientIdentity) {
   EXPECT_STREQ(cn, "me");
   EXPECT_EQ(SSL_CTX_check_private_key(ctx), 1) << "the key must match the certificate";
   SSL_CTX_free(ctx);
+}
+
+// X509_verify_cert of `cert` (no intermediates) against the context's trust store: 1 if trusted.
+int Verify(SSL_CTX* ctx, X509* cert) {
+  X509_STORE_CTX* verify = X509_STORE_CTX_new();
+  X509_STORE_CTX_init(verify, SSL_CTX_get_cert_store(ctx), cert, nullptr);
+  int ok = X509_verify_cert(verify);
+  X509_STORE_CTX_free(verify);
+  return ok;
+}
+
+X509* ParseCert(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  return cert;
+}
+
+TEST(TlsMaterialTest, TheKubeconfigsCaReplacesTheSystemRoots) {
+  // cpprestsdk loads the system's CA bundle into every connection's context before it calls the
+  // context callback; with a kubeconfig CA only that CA may be trusted (as client-go).
+  SSL_CTX* system = SSL_CTX_new(TLS_client_method());
+  ASSERT_EQ(SSL_CTX_set_default_verify_paths(system), 1);
+  X509* public_root = nullptr;  // a root of the system bundle that the system store trusts
+  BIO* bundle = BIO_new_file("/etc/ssl/certs/ca-certificates.crt", "r");
+  ASSERT_NE(bundle, nullptr) << "the ca-certificates package (scripts/install-deps.sh) is missing";
+  while (X509* cert = PEM_read_bio_X509(bundle, nullptr, nullptr, nullptr)) {
+    if (public_root == nullptr && Verify(system, cert) == 1) {
+      public_root = cert;
+    } else {
+      X509_free(cert);
+    }
+  }
+  BIO_free(bundle);
+  ERR_clear_error();
+  SSL_CTX_free(system);
+  ASSERT_NE(public_root, nullptr);
+
+  Identity ca = MakeIdentity("cluster-ca");
+  auto tls = TlsMaterial::Parse(ca.cert, "", "");
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  ASSERT_EQ(SSL_CTX_set_default_verify_paths(ctx), 1);  // what cpprestsdk does first
+  (*tls)->ApplyTo(ctx);
+  EXPECT_EQ(Verify(ctx, public_root), 0) << "a public root stayed trusted";
+  X509* cluster_ca = ParseCert(ca.cert);
+  EXPECT_EQ(Verify(ctx, cluster_ca), 1) << "the kubeconfig's CA is not trusted";
+
+  // Without a CA in the kubeconfig the system roots stay (client-go does the same).
+  auto no_ca = TlsMaterial::Parse("", "", "");
+  ASSERT_TRUE(no_ca.ok());
+  SSL_CTX* plain = SSL_CTX_new(TLS_client_method());
+  ASSERT_EQ(SSL_CTX_set_default_verify_paths(plain), 1);
+  (*no_ca)->ApplyTo(plain);
+  EXPECT_EQ(Verify(plain, public_root), 1);
+
+  X509_free(cluster_ca);
+  X509_free(public_root);
+  SSL_CTX_free(ctx);
+  SSL_CTX_free(plain);
 }
 
 TEST(TlsMaterialTest, EveryPartIsOptionalButWhatIsGivenMustParse) {

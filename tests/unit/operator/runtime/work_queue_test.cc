@@ -104,6 +104,22 @@ TEST(WorkQueueTest, AnEarlierDelayReplacesALaterOne) {
   EXPECT_EQ(q.ProcessDue(clock.Now()), absl::Seconds(1));
 }
 
+TEST(WorkQueueTest, ADelayedAddOfAQueuedKeyAddsNoSecondPass) {
+  FakeClock clock;
+  WorkQueue q(Manual(), &clock);
+  q.Add("a");
+  q.AddAfter("a", absl::Seconds(1));
+  EXPECT_EQ(q.ProcessDue(clock.Now()), absl::InfiniteDuration()) << "nothing was delayed";
+  EXPECT_EQ(q.Get(), "a");
+  // Being processed and not queued again: a delayed add is a later pass.
+  q.AddAfter("a", absl::Seconds(1));
+  q.Done("a");
+  EXPECT_EQ(q.Len(), 0);
+  clock.Advance(absl::Seconds(1));
+  q.ProcessDue(clock.Now());
+  EXPECT_EQ(q.Get(), "a");
+}
+
 TEST(WorkQueueTest, RateLimitedAddsBackOffExponentiallyWithACapAndForgetResets) {
   FakeClock clock;
   WorkQueue q(Manual(), &clock);
