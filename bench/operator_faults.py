@@ -183,7 +183,7 @@ def scrape_requests(operator, totals):
         totals[key] = totals.get(key, 0) + float(m.group(3))
 
 
-def run_faults(jobs=100, seed=None, timeout=600):
+def run_faults(jobs=100, seed=None, timeout=600, operator_args=()):
     seed = seed if seed is not None else int(time.time())
     rng = random.Random(seed)
     install_crd()
@@ -202,7 +202,7 @@ def run_faults(jobs=100, seed=None, timeout=600):
 
     with Namespace("faults") as ns:
         watcher = UidWatcher(ns)
-        operator = OperatorProcess("faults", "--workers", "4", kubeconfig=kubeconfig).start()
+        operator = OperatorProcess("faults", "--workers", "4", *operator_args, kubeconfig=kubeconfig).start()
         specs = job_manifests(jobs, rng)
         try:
             apply({"apiVersion": "v1", "kind": "List", "items": [m for _, _, m in specs]}, ns)
@@ -216,7 +216,8 @@ def run_faults(jobs=100, seed=None, timeout=600):
                 operator.proc.wait()
                 kills += 1
                 note(f"SIGKILL {kills} of the operator; started again")
-                operator = OperatorProcess("faults", "--workers", "4", kubeconfig=kubeconfig).start(wait_ready=False)
+                operator = OperatorProcess("faults", "--workers", "4", *operator_args,
+                                           kubeconfig=kubeconfig).start(wait_ready=False)
 
             def toxic(name, kind, attributes, seconds, toxicity=1.0, stream="downstream"):
                 proxy.add(name, kind, attributes, toxicity, stream)
@@ -293,4 +294,10 @@ def run_faults(jobs=100, seed=None, timeout=600):
 
 
 if __name__ == "__main__":
-    print(json.dumps(run_faults(jobs=int(sys.argv[1]) if len(sys.argv) > 1 else 100)))
+    import argparse
+    parser = argparse.ArgumentParser(description="Fault injection between the operator and the API server.")
+    parser.add_argument("jobs", type=int, nargs="?", default=100)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--operator-args", default="", help="extra operator flags, space-separated")
+    a = parser.parse_args()
+    print(json.dumps(run_faults(jobs=a.jobs, seed=a.seed, operator_args=a.operator_args.split())))

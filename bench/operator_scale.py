@@ -8,13 +8,19 @@ Measures, from one watch of every pod the operator manages:
 - the operator's CPU seconds and peak RSS for the run.
 Prints one JSON line. Usable as a library (run_scale) by the e2e suite.
 """
+import base64
+import http.client
 import json
 import os
+import socket
+import ssl
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
 from kube import KUBECONFIG, TOOLS, Namespace, get_json, kubectl, wait_until  # noqa: E402
@@ -35,67 +41,105 @@ def job_manifest(name, chief_seconds):
                 "PS": role(2), "Worker": role(3), "Evaluator": role(1)}}}
 
 
+def api_connection():
+    """(host, port, ssl context) of the cluster in KUBECONFIG, with its client credentials."""
+    cfg = json.loads(kubectl("config", "view", "--raw", "--minify", "-o", "json").stdout)
+    cluster, user = cfg["clusters"][0]["cluster"], cfg["users"][0]["user"]
+    folder = tempfile.mkdtemp(prefix="disttrain-watch-")
+
+    def path(key):  # a file path, or inline base64 data written to a file
+        if key in cluster or key in user:
+            return (cluster | user)[key]
+        data = (cluster | user).get(key + "-data")
+        if data is None:
+            return None
+        out = os.path.join(folder, key)
+        with open(out, "wb") as f:
+            f.write(base64.b64decode(data))
+        return out
+
+    ctx = ssl.create_default_context(cafile=path("certificate-authority"))
+    ctx.load_cert_chain(path("client-certificate"), path("client-key"))
+    url = urllib.parse.urlparse(cluster["server"])
+    return url.hostname, url.port or 443, ctx
+
+
 class PodWatcher:
-    """Records when this process saw each pod event (one kubectl watch, one clock)."""
+    """Records when this process saw each pod event: one watch of the API (one clock), resumed from
+    the last resourceVersion it saw whenever the server ends it, so no event is lost; a watch too
+    old to resume (410 Gone) lists the pods again and counts the ones gone as deleted then."""
 
     def __init__(self, namespace, selector="app.kubernetes.io/managed-by=disttrain-operator"):
-        tmpl = ('{.type} {.object.metadata.name} {.object.status.phase} '
-                '{.object.metadata.deletionTimestamp}{"\\n"}')
-        self.cmd = [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods", "-n", namespace,
-                    "-l", selector, "-w", "--output-watch-events", "-o", f"jsonpath={tmpl}"]
+        self.path = (f"/api/v1/namespaces/{namespace}/pods?labelSelector={urllib.parse.quote(selector)}")
+        self.host, self.port, self.ctx = api_connection()
         self.added, self.running, self.succeeded, self.deleting = {}, {}, {}, {}
         self.restarts = 0
         self.stopping = False
-        self.proc = self.start()
+        self.conn = None
         self.thread = threading.Thread(target=self.read, daemon=True)
         self.thread.start()
 
-    def start(self):
-        return subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def request(self, query, timeout):
+        self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
+        self.conn.request("GET", self.path + query)
+        resp = self.conn.getresponse()
+        if resp.status != 200:
+            raise OSError(f"GET {self.path}{query}: HTTP {resp.status}")
+        return resp
+
+    def relist(self):
+        body = json.load(self.request("", 120))
+        now = time.monotonic()
+        present = set()
+        for pod in body["items"]:
+            present.add(pod["metadata"]["name"])
+            self.observe("ADDED", pod, now)
+        for name in list(self.added):  # gone while no watch was open: deleted by now
+            if name not in present:
+                self.deleting.setdefault(name, now)
+        return body["metadata"]["resourceVersion"]
+
+    def observe(self, kind, pod, now):
+        name, phase = pod["metadata"]["name"], pod.get("status", {}).get("phase", "")
+        if kind == "ADDED":
+            self.added.setdefault(name, now)
+        if phase == "Running":
+            self.running.setdefault(name, now)
+        if phase == "Succeeded":
+            self.succeeded.setdefault(name, now)
+        if pod["metadata"].get("deletionTimestamp") or kind == "DELETED":
+            self.deleting.setdefault(name, now)
 
     def read(self):
-        # A watch the API server ends is started again: its first list reports every existing
-        # pod as ADDED, so no pod is missed (the first time seen is kept).
-        while True:
-            self.read_one()
-            if self.stopping:
-                return
-            err = self.proc.stderr.read().strip()
-            print(f"pod watch ended ({err[-300:] or 'no message'}); watching again", file=sys.stderr)
+        rv = None
+        while not self.stopping:
+            try:
+                if rv is None:
+                    rv = self.relist()
+                resp = self.request(f"&watch=1&allowWatchBookmarks=true&timeoutSeconds=240&resourceVersion={rv}", 330)
+                for line in resp:
+                    now = time.monotonic()
+                    event = json.loads(line)
+                    if event["type"] == "ERROR":  # 410 Gone: too old to resume
+                        rv = None
+                        break
+                    rv = event["object"]["metadata"]["resourceVersion"]
+                    if event["type"] != "BOOKMARK":
+                        self.observe(event["type"], event["object"], now)
+            except (OSError, ValueError, http.client.HTTPException) as e:
+                if self.stopping:
+                    return
+                print(f"pod watch failed ({e}); watching again", file=sys.stderr)
+                time.sleep(0.5)
             self.restarts += 1
-            self.proc = self.start()
-            # Pods deleted while no watch was open send no event: count them deleted now (an upper
-            # bound of their deletion time, off by the gap, well under a second).
-            listed = subprocess.run(self.cmd[:self.cmd.index("-w")] + ["-o", "name"], capture_output=True,
-                                    text=True).stdout.split()
-            present = {n.split("/", 1)[1] for n in listed}
-            now = time.monotonic()
-            for name in list(self.added):
-                if name not in present:
-                    self.deleting.setdefault(name, now)
-
-    def read_one(self):
-        for line in self.proc.stdout:
-            now = time.monotonic()
-            parts = line.split()
-            if len(parts) < 2:
-                continue
-            kind, name = parts[0], parts[1]
-            phase = parts[2] if len(parts) > 2 else ""
-            deleting = len(parts) > 3
-            if kind == "ADDED":
-                self.added.setdefault(name, now)
-            if phase == "Running":
-                self.running.setdefault(name, now)
-            if phase == "Succeeded":
-                self.succeeded.setdefault(name, now)
-            if deleting or kind == "DELETED":
-                self.deleting.setdefault(name, now)
 
     def stop(self):
         self.stopping = True
-        self.proc.terminate()
-        self.proc.wait()
+        try:
+            self.conn.sock.shutdown(socket.SHUT_RDWR)
+        except (AttributeError, OSError):
+            pass
+        self.thread.join(timeout=10)
 
 
 def current_rss_mb(pid):

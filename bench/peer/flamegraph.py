@@ -37,6 +37,26 @@ def fold(lines):
     return stacks
 
 
+def summary(stacks, top=25):
+    """Text: the share of samples whose leaf is in each object file, then the hottest leaf functions
+    and the hottest frames anywhere on the stack (inclusive)."""
+    total = sum(stacks.values()) or 1
+    by_object, by_leaf, inclusive = collections.Counter(), collections.Counter(), collections.Counter()
+    for stack, n in stacks.items():
+        leaf = stack[-1]
+        m = re.search(r"\[([^\]]*)\]$", leaf)
+        by_object[m.group(1) if m else "?"] += n
+        by_leaf[leaf] += n
+        for name in set(stack):
+            inclusive[name] += n
+    out = [f"{total} samples"]
+    for title, counter in (("self, by object", by_object), ("self, by function", by_leaf),
+                           ("inclusive, by function", inclusive)):
+        out.append(f"\n{title}:")
+        out += [f"  {100 * n / total:5.1f}%  {name[:160]}" for name, n in counter.most_common(top)]
+    return "\n".join(out) + "\n"
+
+
 def color(name):
     h = int(hashlib.md5(name.encode()).hexdigest()[:6], 16)
     if "[libcpprest" in name:

@@ -3,11 +3,12 @@ other on the same local cluster (kwok nodes), with equivalent jobs: N jobs of 7 
 3 workers, evaluator; the chief exits 0 after 15 s + i x 0.3 s), cleanPodPolicy Running for both.
 
 Contenders, each run --runs times, interleaved:
-  disttrain           our operator, release build, its defaults (4 workers, 100 QPS / 200 burst)
+  disttrain           our operator, release build, its defaults (4 workers, 8 requests in flight per
+                      job, 400 QPS / 800 burst)
   disttrain-apf       our operator without a client-side limit (--kube-api-qps=0): the API
-                      server's priority and fairness only
+                      server's priority and fairness only (its measured effect)
   peer-defaults       training-operator at its defaults (1 thread, 20 QPS / 30 burst)
-  peer-matched        training-operator with our threads and rate limits (4, 100/200)
+  peer-matched        training-operator with our threads and rate limits (4, 400/800)
   bare-client         the same Services and Pods created by a minimal parallel client with no
                       client-side limit (bench/peer/bare_client.cc): the API server's own limit
 
@@ -43,6 +44,15 @@ from operator_scale import PodWatcher, current_rss_mb, job_manifest, percentile,
 
 PEER_NS = "disttrain-peer-system"
 CHIEF_SECONDS, SPREAD_SECONDS = 15, 0.3
+
+
+class BenchNamespace(Namespace):
+    """A namespace that is gone, with everything in it, before the next run starts: the namespace
+    controller deleting 1,400 objects would otherwise load the API server during the next
+    contender's run."""
+
+    def __exit__(self, *exc):
+        kubectl("delete", "namespace", self.name, "--wait=true", "--timeout=900s", check=False, timeout=960)
 
 
 def free_port():
@@ -130,6 +140,16 @@ class Ours:
         wait_until("the operator's caches", lambda: "caches synced" in open(self.log.name).read(), timeout=60)
         return self
 
+    def requests(self):
+        """{method: count} of the API requests made so far, from the operator's own /metrics."""
+        port = re.search(r"metrics_port=(\d+)", open(self.log.name).read()).group(1)
+        text = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"], capture_output=True,
+                              text=True, timeout=10).stdout
+        counts = {}
+        for m in re.finditer(r'^rest_client_requests_total\{[^}]*method="(\w+)"[^}]*\} (\S+)$', text, re.M):
+            counts[m.group(1)] = counts.get(m.group(1), 0) + int(float(m.group(2)))
+        return counts
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
@@ -164,7 +184,7 @@ def submit(items, ns):
 
 def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, profile=None, pods_per_job=7,
                  ps_per_job=2, spread=SPREAD_SECONDS, preload=False):
-    with Namespace("peer") as ns:
+    with BenchNamespace("peer") as ns:
         items = [manifest(f"job-{i:03d}", CHIEF_SECONDS + i * spread) for i in range(jobs)]
         applied = None
         if preload:  # every job exists before the operator starts: its creation speed alone
@@ -189,7 +209,10 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
             wait_until("every pod to exist", lambda: len(watcher.added) >= pods_per_job * jobs, timeout=timeout)
             # With preloaded jobs, from the first pod to the last (as the bare client's time).
             created = max(watcher.added.values()) - (min(watcher.added.values()) if preload else start)
-            wait_until("every pod to run", lambda: len(watcher.running) >= pods_per_job * jobs, timeout=timeout)
+            # A pod deleted before it ever ran (a worker of a job whose chief finished while the
+            # kubelet was still starting it) counts as settled.
+            wait_until("every pod to run (or be deleted)", lambda: all(
+                n in watcher.running or n in watcher.deleting for n in list(watcher.added)), timeout=timeout)
             running = max(watcher.running.values()) - start
             wait_until(f"all {jobs} jobs to succeed", lambda: succeeded_jobs(kind, ns) == jobs, timeout=timeout)
             succeeded = time.monotonic() - start
@@ -198,6 +221,7 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
                 timeout=timeout)
             cpu1, peak = proc_usage(pid)
             server1 = server_cpu()
+            requests = operator.requests() if hasattr(operator, "requests") else None
             time.sleep(10)  # idle: every job present, nothing to do
             idle = current_rss_mb(pid)
             latencies = [(watcher.deleting[f"job-{i:03d}-ps-{k}"] - watcher.succeeded[f"job-{i:03d}-chief-0"]) * 1000
@@ -211,14 +235,15 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
     return {"contender": name, "jobs": jobs, "pods": pods_per_job * jobs, "preloaded": preload,
             "jobs_applied_s": round(applied, 2), "all_pods_exist_s": round(created, 2),
             "apiserver_cpu_s": round(server1 - server0, 2),
-            "all_running_s": round(running, 2), "all_succeeded_s": round(succeeded, 2),
+            "all_running_s": round(running, 2), "never_ran": len(set(watcher.added) - set(watcher.running)), "all_succeeded_s": round(succeeded, 2),
             "ps_teardown_ms_p50": round(percentile(latencies, 50), 1) if latencies else None,
             "ps_teardown_ms_p99": round(percentile(latencies, 99), 1) if latencies else None,
-            "cpu_s": round(cpu1 - cpu0, 2), "peak_rss_mb": round(peak, 1), "idle_rss_mb": round(idle, 1)}
+            "cpu_s": round(cpu1 - cpu0, 2), "peak_rss_mb": round(peak, 1), "idle_rss_mb": round(idle, 1),
+            **({"api_requests": requests} if requests is not None else {})}
 
 
 def run_bare(bare_client, jobs, threads=16):
-    with Namespace("bare") as ns:
+    with BenchNamespace("bare") as ns:
         out = subprocess.run([bare_client, "--kubeconfig", KUBECONFIG, "--namespace", ns, "--jobs", str(jobs),
                               "--threads", str(threads)], capture_output=True, text=True, timeout=600)
         if out.returncode != 0:
@@ -269,6 +294,8 @@ def scale(a):
     for label, manifest, jobs, pods, ps, spread in [("1,000 jobs x 7 pods", job_manifest, 1000, 7, 2, 0.3),
                                                     ("5,000 single-chief jobs", single_chief_manifest, 5000, 1, 0,
                                                      0.06)]:
+        if str(pods) not in a.scale.split(","):
+            continue
         r = run_operator("disttrain", Ours(binary, []), "dtr", manifest, ours, jobs, timeout=3600,
                          pods_per_job=pods, ps_per_job=ps, spread=spread)
         r["scale"] = label
@@ -300,16 +327,17 @@ def main():
                     "time pod creation from the first pod to the last, as the bare client's (kubectl's own apply "
                     "of 100 jobs takes seconds)")
     ap.add_argument("--write-docs", action="store_true", help="replace the table in docs/operations.md")
-    ap.add_argument("--scale", action="store_true", help="ours only: 1,000 jobs x 7 pods and 5,000 single-chief "
-                    "jobs, one run each; prints JSON lines and a table")
+    ap.add_argument("--scale", nargs="?", const="7,1", metavar="SHAPES",
+                    help="ours only: 1,000 jobs x 7 pods (shape 7) and 5,000 single-chief jobs (shape 1), one run "
+                    "each, or only the shapes listed (--scale 1); prints JSON lines and a table")
     ap.add_argument("--flamegraph", metavar="SVG", help="profile our operator's first run with perf and write a "
-                    "flame graph (bench/peer/flamegraph.py)")
+                    "flame graph (bench/peer/flamegraph.py) and, beside it, a .txt of the hottest objects and functions")
     a = ap.parse_args()
     folder = subprocess.run([os.path.join(HERE, "build-peer.sh")], capture_output=True, text=True,
                             check=True).stdout.strip()
     install_crd()
     Peer.install(folder)
-    matched = ["--controller-threads=4", "--kube-api-qps=100", "--kube-api-burst=200"]
+    matched = ["--controller-threads=4", "--kube-api-qps=400", "--kube-api-burst=800"]
     profile = tempfile.mktemp(prefix="disttrain-perf-", suffix=".data") if a.flamegraph else None
     ours = "app.kubernetes.io/managed-by=disttrain-operator"
     run = functools.partial(run_operator, preload=a.preload)
@@ -343,10 +371,12 @@ def main():
             if profile and name == "disttrain":
                 script = subprocess.run(["perf", "script", "-i", profile], capture_output=True, text=True).stdout
                 sys.path.insert(0, HERE)
-                from flamegraph import fold, render
+                from flamegraph import fold, render, summary
+                stacks = fold(script.splitlines())
                 with open(a.flamegraph, "w") as f:
-                    f.write(render(fold(script.splitlines()), f"disttrain-operator, {a.jobs} jobs x 7 pods "
-                                                              f"(make bench-peer, perf -F 99)"))
+                    f.write(render(stacks, f"disttrain-operator, {a.jobs} jobs x 7 pods (make bench-peer, perf -F 99)"))
+                with open(os.path.splitext(a.flamegraph)[0] + ".txt", "w") as f:
+                    f.write(summary(stacks))
                 os.unlink(profile)
                 profile = None
     text = table(results, a.jobs, a.runs)
