@@ -185,11 +185,14 @@ int RunController(const std::vector<std::string>& args) {
   runtime::Informer pods((*client).get(), {.resource = kube::kPods,
                                            .namespace_name = f.namespace_name,
                                            .label_selector = selector,
-                                           .transform = controller::ProjectPod});
-  runtime::Informer services((*client).get(), {.resource = kube::kServices,
-                                               .namespace_name = f.namespace_name,
-                                               .label_selector = selector,
-                                               .transform = controller::ProjectService});
+                                           .transform = controller::ProjectPod,
+                                           .decode_protobuf = controller::DecodePodProjection});
+  runtime::Informer services((*client).get(),
+                             {.resource = kube::kServices,
+                              .namespace_name = f.namespace_name,
+                              .label_selector = selector,
+                              .transform = controller::ProjectService,
+                              .decode_protobuf = controller::DecodeServiceProjection});
   runtime::WorkQueue queue({.name = "distributedtraining"}, clock, &metrics);
   runtime::KubeEventRecorder event_writer((*client).get(), "disttrain-operator", clock);
   runtime::BackgroundEventRecorder recorder(&event_writer);

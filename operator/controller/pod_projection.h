@@ -5,6 +5,9 @@
 #ifndef DISTTRAIN_OPERATOR_CONTROLLER_POD_PROJECTION_H_
 #define DISTTRAIN_OPERATOR_CONTROLLER_POD_PROJECTION_H_
 
+#include <string_view>
+
+#include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
 namespace disttrain::controller {
@@ -13,6 +16,14 @@ nlohmann::json ProjectPod(nlohmann::json pod);
 
 // A Service keeps only its metadata: the reconciler reads its name and owner, never its spec.
 nlohmann::json ProjectService(nlohmann::json service);
+
+// The same projections read straight from the protobuf encoding of a Pod or a Service (the
+// object's message, without its envelope; pod_projection_proto.cc): only these fields are
+// decoded, the rest of the message is skipped, so no whole-object tree is ever built. Equal to
+// ProjectPod/ProjectService of the object's JSON, apart from apiVersion and kind (from the
+// envelope). DataLoss on malformed input.
+absl::StatusOr<nlohmann::json> DecodePodProjection(std::string_view pod);
+absl::StatusOr<nlohmann::json> DecodeServiceProjection(std::string_view service);
 
 }  // namespace disttrain::controller
 

@@ -3,9 +3,11 @@
 #ifndef DISTTRAIN_OPERATOR_KUBE_KUBE_CLIENT_H_
 #define DISTTRAIN_OPERATOR_KUBE_KUBE_CLIENT_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -14,6 +16,10 @@
 #include "operator/kube/resource.h"
 
 namespace disttrain::kube {
+
+// Turns one object's protobuf message (a Pod, a Service: the object without its envelope) into
+// the JSON its user caches; see ListOptions::decoder.
+using ObjectDecoder = std::function<absl::StatusOr<nlohmann::json>(std::string_view message)>;
 
 struct ListOptions {
   std::string label_selector;
@@ -24,10 +30,15 @@ struct ListOptions {
   // Watch only: ask for BOOKMARK events and end the watch after this many seconds.
   bool allow_bookmarks = true;
   int timeout_seconds = 0;
+  // List and watch: when set, ask for Kubernetes' protobuf encoding (served for built-in types)
+  // and return each object as this makes it, marked `decoded`. An answer in JSON (custom
+  // resources, or a client that cannot ask) returns the whole objects as without it.
+  ObjectDecoder decoder;
 };
 
 struct ListResult {
   std::vector<nlohmann::json> items;
+  bool decoded = false;  // the items are ListOptions::decoder's output
   std::string resource_version;
   std::string continue_token;
 };
@@ -58,6 +69,7 @@ struct WatchEvent {
   enum class Type { kAdded, kModified, kDeleted, kBookmark, kError };
   Type type = Type::kAdded;
   nlohmann::json object;
+  bool decoded = false;  // `object` is ListOptions::decoder's output
 };
 
 // One streaming watch. Next() blocks until an event arrives or the stream ends.

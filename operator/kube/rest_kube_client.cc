@@ -15,6 +15,8 @@
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "operator/kube/errors.h"
+#include "operator/kube/protobuf.h"
+#include "operator/kube/rest_streams.h"
 #include "operator/kube/tls.h"
 
 namespace disttrain::kube {
@@ -40,11 +42,15 @@ http::client::http_client_config MakeClientConfig(std::shared_ptr<const TlsMater
   return c;
 }
 
+// Protobuf where the server has it (built-in types), JSON otherwise.
+constexpr char kAcceptProtobuf[] = "application/vnd.kubernetes.protobuf, application/json";
+
 http::http_request MakeRequest(const RestConfig& config, const std::string& method,
-                               const std::string& path_and_query) {
+                               const std::string& path_and_query,
+                               const char* accept = "application/json") {
   http::http_request req(method);
   req.set_request_uri(path_and_query);
-  req.headers().add("Accept", "application/json");
+  req.headers().add("Accept", accept);
   req.headers().add("User-Agent", config.user_agent);
   if (!config.bearer_token.empty()) {
     req.headers().add("Authorization", "Bearer " + config.bearer_token);
@@ -73,142 +79,28 @@ const char* PatchContentType(PatchType type) {
   return "application/merge-patch+json";
 }
 
+bool IsProtobuf(const http::http_response& resp) {
+  return resp.headers().content_type().rfind(kProtobufMediaType, 0) == 0;
+}
+
+// The whole body: bytes as sent for protobuf (extract_string would apply a text charset), text
+// otherwise.
+std::string ReadBody(http::http_response& resp, bool protobuf) {
+  if (!protobuf) return resp.extract_string(true).get();
+  const std::vector<unsigned char> bytes = resp.extract_vector().get();
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// An error response's body as JSON text for StatusFromHttp (a protobuf one holds a Status).
+std::string ErrorBody(std::string text, bool protobuf) {
+  if (!protobuf) return text;
+  absl::StatusOr<ProtoObject> object = ParseProtoObject(text);
+  return object.ok() ? ProtoStatusToJson(object->raw).dump() : std::string();
+}
+
 std::string Describe(const Resource& r, const std::string& ns, const std::string& name) {
   return absl::StrCat(r.plural, " ", ns.empty() ? "" : absl::StrCat(ns, "/"), name);
 }
-
-// A response body read line by line in bulk: each read takes what the connection has buffered (at
-// least one byte, at most 64 KiB), where istream::read_line goes through the stream buffer a
-// character at a time. Throws what cpprestsdk throws (a cancelled or failed connection).
-class BodyLines {
- public:
-  explicit BodyLines(concurrency::streams::istream body) : body_(std::move(body)) {}
-
-  // False once the body ended (a last line without a newline is still returned).
-  bool Next(std::string* line) {
-    while (true) {
-      const size_t newline = buffer_.find('\n', scanned_);
-      if (newline != std::string::npos) {
-        line->assign(buffer_, start_, newline - start_);
-        start_ = scanned_ = newline + 1;
-        if (start_ > (1 << 16) && start_ * 2 > buffer_.size()) {
-          buffer_.erase(0, start_);
-          scanned_ -= start_;
-          start_ = 0;
-        }
-        return true;
-      }
-      if (start_ == buffer_.size()) {  // everything consumed: reuse the buffer from its start
-        buffer_.clear();
-        start_ = 0;
-      }
-      scanned_ = buffer_.size();
-      concurrency::streams::streambuf<uint8_t> source = body_.streambuf();
-      const size_t want = std::clamp<size_t>(source.in_avail(), 1, 1 << 16);
-      const size_t old = buffer_.size();
-      buffer_.resize(old + want);
-      const size_t got = source.getn(reinterpret_cast<uint8_t*>(&buffer_[old]), want).get();
-      buffer_.resize(old + got);
-      if (got == 0) {
-        if (start_ == buffer_.size()) return false;
-        line->assign(buffer_, start_, std::string::npos);
-        start_ = scanned_ = buffer_.size();
-        return true;
-      }
-    }
-  }
-
- private:
-  concurrency::streams::istream body_;
-  std::string buffer_;
-  size_t start_ = 0;    // the next line's first byte
-  size_t scanned_ = 0;  // no newline in [start_, scanned_)
-};
-
-// The body of a streaming GET, line by line (pod logs with follow=true).
-class RestLineStream : public LineStream {
- public:
-  RestLineStream(std::shared_ptr<http::client::http_client> client,
-                 pplx::cancellation_token_source cts, http::http_response response)
-      : client_(std::move(client)),
-        cts_(std::move(cts)),
-        response_(std::move(response)),
-        lines_(response_.body()) {}
-  ~RestLineStream() override { Cancel(); }
-
-  bool Next(std::string* line) override {
-    if (cancelled_) return Finish(absl::CancelledError("stream cancelled"));
-    try {
-      if (!lines_.Next(line)) return Finish(absl::OkStatus());
-      return true;
-    } catch (const std::exception& e) {
-      return Finish(cancelled_ ? absl::CancelledError("stream cancelled")
-                               : absl::UnavailableError(absl::StrCat("stream: ", e.what())));
-    }
-  }
-  void Cancel() override {
-    if (!cancelled_.exchange(true)) cts_.cancel();
-  }
-  absl::Status status() const override { return status_; }
-
- private:
-  bool Finish(absl::Status s) {
-    status_ = std::move(s);
-    return false;
-  }
-
-  std::shared_ptr<http::client::http_client> client_;
-  pplx::cancellation_token_source cts_;
-  http::http_response response_;
-  BodyLines lines_;
-  std::atomic<bool> cancelled_{false};
-  absl::Status status_;
-};
-
-// A watch: the lines of a streaming GET, each a JSON event.
-class RestWatchStream : public WatchStream {
- public:
-  explicit RestWatchStream(std::unique_ptr<RestLineStream> lines) : lines_(std::move(lines)) {}
-
-  bool Next(WatchEvent* event) override {
-    std::string line;
-    while (lines_->Next(&line)) {
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object()) return Finish(absl::DataLossError("watch stream: a line is not JSON"));
-      std::string type = j.value("type", "");
-      event->object = j.contains("object") ? std::move(j["object"]) : json::object();
-      if (type == "ADDED") {
-        event->type = WatchEvent::Type::kAdded;
-      } else if (type == "MODIFIED") {
-        event->type = WatchEvent::Type::kModified;
-      } else if (type == "DELETED") {
-        event->type = WatchEvent::Type::kDeleted;
-      } else if (type == "BOOKMARK") {
-        event->type = WatchEvent::Type::kBookmark;
-      } else {
-        event->type = WatchEvent::Type::kError;
-        int code = event->object.value("code", 500);
-        return Finish(StatusFromHttp(code, event->object.dump(), "watch"));
-      }
-      return true;
-    }
-    const absl::Status& s = lines_->status();
-    return Finish(s.ok() ? s : absl::Status(s.code(), absl::StrCat("watch ", s.message())));
-  }
-
-  void Cancel() override { lines_->Cancel(); }
-  absl::Status status() const override { return status_; }
-
- private:
-  bool Finish(absl::Status s) {
-    status_ = std::move(s);
-    return false;
-  }
-
-  std::unique_ptr<RestLineStream> lines_;
-  absl::Status status_;
-};
 
 }  // namespace
 
@@ -283,7 +175,7 @@ absl::StatusOr<json> RestKubeClient::Do(const std::string& method,
   return j;
 }
 
-absl::StatusOr<std::string> RestKubeClient::DoText(const Prepared& request) {
+absl::StatusOr<std::string> RestKubeClient::DoText(const Prepared& request, bool* protobuf) {
   const std::string& method = request.method;
   const std::string& context = request.context;
   absl::Duration backoff = absl::Milliseconds(200);
@@ -293,16 +185,20 @@ absl::StatusOr<std::string> RestKubeClient::DoText(const Prepared& request) {
     // Deletes skip the client-side limit: they release pods (and their GPUs) and must not queue
     // behind a backlog of creates; the API server's priority and fairness still bounds them.
     if (method != "DELETE") limiter_.Wait();
-    http::http_request req = MakeRequest(config_, method, request.path_and_query);
+    http::http_request req = MakeRequest(config_, method, request.path_and_query, request.accept);
     if (request.body) SetBody(req, *request.body, request.content_type);
     std::optional<absl::Duration> retry_after;
     try {
       http::http_response resp = client()->request(req).get();
-      std::string text = resp.extract_string(true).get();
+      const bool proto = IsProtobuf(resp);
+      std::string text = ReadBody(resp, proto);
       const int code = resp.status_code();
       Observe(method, code);
-      if (code >= 200 && code < 300) return text;
-      last = StatusFromHttp(code, text, context);
+      if (code >= 200 && code < 300) {
+        if (protobuf != nullptr) *protobuf = proto;
+        return text;
+      }
+      last = StatusFromHttp(code, ErrorBody(std::move(text), proto), context);
       if (auto it = resp.headers().find("Retry-After"); it != resp.headers().end()) {
         retry_after = ParseRetryAfter(it->second);
       }
@@ -338,16 +234,53 @@ absl::StatusOr<json> RestKubeClient::Get(const Resource& r, const std::string& n
 
 absl::StatusOr<ListResult> RestKubeClient::List(const Resource& r, const std::string& ns,
                                                 const ListOptions& options) {
-  absl::StatusOr<json> j = Do("GET", r.Path(ns) + ListQuery(options, false), std::nullopt, "",
-                              absl::StrCat("list ", Describe(r, ns, "")));
-  if (!j.ok()) return j.status();
-  ListResult out;
-  if (j->contains("items") && (*j)["items"].is_array()) {
-    for (json& item : (*j)["items"]) out.items.push_back(std::move(item));
+  const std::string context = absl::StrCat("list ", Describe(r, ns, ""));
+  if (options.decoder) {
+    bool protobuf = false;
+    absl::StatusOr<std::string> text = DoText(
+        {"GET", r.Path(ns) + ListQuery(options, false), std::nullopt, "", context, kAcceptProtobuf},
+        &protobuf);
+    if (!text.ok()) return text.status();
+    if (protobuf) return DecodeList(*text, options.decoder, context);
+    return ParseList(*text, context);
   }
-  const json& meta = j->value("metadata", json::object());
+  return ParseList(
+      DoText({"GET", r.Path(ns) + ListQuery(options, false), std::nullopt, "", context}), context);
+}
+
+absl::StatusOr<ListResult> RestKubeClient::ParseList(absl::StatusOr<std::string> text,
+                                                     const std::string& context) {
+  if (!text.ok()) return text.status();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return absl::DataLossError(absl::StrCat(context, ": response is not JSON"));
+  ListResult out;
+  if (j.contains("items") && j["items"].is_array()) {
+    for (json& item : j["items"]) out.items.push_back(std::move(item));
+  }
+  const json& meta = j.value("metadata", json::object());
   out.resource_version = meta.value("resourceVersion", "");
   out.continue_token = meta.value("continue", "");
+  return out;
+}
+
+absl::StatusOr<ListResult> RestKubeClient::DecodeList(const std::string& body,
+                                                      const ObjectDecoder& decoder,
+                                                      const std::string& context) {
+  absl::StatusOr<ProtoObject> envelope = ParseProtoObject(body);
+  absl::StatusOr<ProtoList> list =
+      envelope.ok() ? ParseProtoList(envelope->raw) : absl::StatusOr<ProtoList>(envelope.status());
+  if (!list.ok()) return absl::DataLossError(absl::StrCat(context, ": ", list.status().message()));
+  ListResult out;
+  out.decoded = true;
+  out.resource_version = list->resource_version;
+  out.continue_token = list->continue_token;
+  for (std::string_view item : list->items) {
+    absl::StatusOr<json> object = decoder(item);
+    if (!object.ok()) {
+      return absl::DataLossError(absl::StrCat(context, ": ", object.status().message()));
+    }
+    out.items.push_back(*std::move(object));
+  }
   return out;
 }
 
@@ -481,17 +414,24 @@ absl::StatusOr<std::unique_ptr<WatchStream>> RestKubeClient::Watch(const Resourc
       MakeClientConfig(tls_, absl::Seconds(server_timeout) + config_.watch_idle_grace));
   ListOptions o = options;
   o.timeout_seconds = server_timeout;
-  http::http_request req = MakeRequest(config_, "GET", r.Path(ns) + ListQuery(o, true));
+  http::http_request req = MakeRequest(config_, "GET", r.Path(ns) + ListQuery(o, true),
+                                       options.decoder ? kAcceptProtobuf : "application/json");
   pplx::cancellation_token_source cts;
   const std::string context = absl::StrCat("watch ", Describe(r, ns, ""));
   try {
     http::http_response resp = client->request(req, cts.get_token()).get();
     Observe("WATCH", resp.status_code());
+    const bool protobuf = IsProtobuf(resp);
     if (resp.status_code() != 200) {
-      return StatusFromHttp(resp.status_code(), resp.extract_string(true).get(), context);
+      return StatusFromHttp(resp.status_code(), ErrorBody(ReadBody(resp, protobuf), protobuf),
+                            context);
     }
-    return std::unique_ptr<WatchStream>(
-        new RestWatchStream(std::make_unique<RestLineStream>(client, cts, std::move(resp))));
+    auto body = std::make_unique<RestLineStream>(client, cts, std::move(resp));
+    if (protobuf && options.decoder) {
+      return std::unique_ptr<WatchStream>(
+          new RestProtoWatchStream(std::move(body), options.decoder));
+    }
+    return std::unique_ptr<WatchStream>(new RestWatchStream(std::move(body)));
   } catch (const std::exception& e) {
     Observe("WATCH", 0);
     return absl::UnavailableError(absl::StrCat(context, ": ", e.what()));

@@ -87,10 +87,18 @@ class RestKubeClient : public KubeClient {
     std::string method, path_and_query;
     std::optional<std::string> body;
     std::string content_type, context;
+    const char* accept = "application/json";
   };
 
-  // Sends one request (with rate limiting and retries) and returns the body as text.
-  absl::StatusOr<std::string> DoText(const Prepared& request);
+  // Sends one request (with rate limiting and retries) and returns the body as text;
+  // `protobuf`, when given, tells whether the server answered in protobuf.
+  absl::StatusOr<std::string> DoText(const Prepared& request, bool* protobuf = nullptr);
+  // A list response in JSON, or in protobuf with each item decoded.
+  static absl::StatusOr<ListResult> ParseList(absl::StatusOr<std::string> text,
+                                              const std::string& context);
+  static absl::StatusOr<ListResult> DecodeList(const std::string& body,
+                                               const ObjectDecoder& decoder,
+                                               const std::string& context);
   // Sends the requests `parallel` at a time on the HTTP client's I/O threads (first attempts
   // concurrently; a request whose attempt failed retryably goes through DoText's retries).
   std::vector<absl::Status> DoAll(const std::vector<Prepared>& requests, int parallel);

@@ -45,7 +45,8 @@ bool Informer::SleepUnlessStopped(absl::Duration d) {
   return !stopped_;
 }
 
-ObjectPtr Informer::Prepare(nlohmann::json object) const {
+ObjectPtr Informer::Prepare(nlohmann::json object, bool decoded) const {
+  if (decoded) return std::make_shared<const nlohmann::json>(std::move(object));
   if (options_.strip_metadata && object.contains("metadata")) {
     nlohmann::json& meta = object["metadata"];
     meta.erase("managedFields");
@@ -62,14 +63,19 @@ absl::Status Informer::ListAndReplace(std::string* resource_version) {
   kube::ListOptions options;
   options.label_selector = options_.label_selector;
   options.limit = options_.page_size;
+  options.decoder = options_.decode_protobuf;
   std::vector<ObjectPtr> objects;
   std::string rv;
+  bool decoded = false;
   do {
     absl::StatusOr<kube::ListResult> page =
         client_->List(options_.resource, options_.namespace_name, options);
     if (!page.ok()) return page.status();
-    for (nlohmann::json& item : page->items) objects.push_back(Prepare(std::move(item)));
+    for (nlohmann::json& item : page->items) {
+      objects.push_back(Prepare(std::move(item), page->decoded));
+    }
     rv = page->resource_version;
+    decoded = page->decoded;
     options.continue_token = page->continue_token;
   } while (!options.continue_token.empty());
 
@@ -100,9 +106,10 @@ absl::Status Informer::ListAndReplace(std::string* resource_version) {
   *resource_version = rv;
   ++list_count_;
   synced_ = true;
-  LogDebug(
-      "informer listed",
-      {{"informer", name_}, {"objects", absl::StrCat(objects.size())}, {"resourceVersion", rv}});
+  LogDebug("informer listed", {{"informer", name_},
+                               {"objects", absl::StrCat(objects.size())},
+                               {"resourceVersion", rv},
+                               {"encoding", decoded ? "protobuf" : "json"}});
   return absl::OkStatus();
 }
 
@@ -112,6 +119,7 @@ absl::Status Informer::WatchFrom(std::string* resource_version, int* events) {
   options.label_selector = options_.label_selector;
   options.resource_version = *resource_version;
   options.allow_bookmarks = true;
+  options.decoder = options_.decode_protobuf;
   // Short watches: the server ends each after 20-30 s (spread so informers do not reconnect
   // together), so the client's idle limit (timeout + a few seconds) notices a half-open
   // connection within about half a minute. Reconnecting from the last resourceVersion (kept
@@ -134,7 +142,7 @@ absl::Status Informer::WatchFrom(std::string* resource_version, int* events) {
       if (!rv.empty()) *resource_version = rv;
       continue;
     }
-    ObjectPtr obj = Prepare(std::move(event.object));
+    ObjectPtr obj = Prepare(std::move(event.object), event.decoded);
     if (event.type == kube::WatchEvent::Type::kDeleted) {
       ObjectPtr old = store_.Remove(ObjectKey(*obj));
       for (auto& h : handlers_)

@@ -36,6 +36,10 @@ struct InformerOptions {
   bool strip_metadata = true;
   // Applied to every object before it is cached (e.g. keep only the fields a reconciler reads).
   std::function<nlohmann::json(nlohmann::json)> transform;
+  // When set, lists and watches ask for the protobuf encoding (built-in types) and cache what
+  // this makes of each object; it must equal `transform` of the object's JSON, which is still
+  // used when the server answers in JSON.
+  kube::ObjectDecoder decode_protobuf;
 };
 
 class Informer {
@@ -71,7 +75,8 @@ class Informer {
   // Returns OK when the stream ended normally, the error otherwise.
   // `events` counts the events (bookmarks included) the watch delivered.
   absl::Status WatchFrom(std::string* resource_version, int* events);
-  ObjectPtr Prepare(nlohmann::json object) const;
+  // The object as cached: decoded ones are cached as they are, JSON ones stripped/transformed.
+  ObjectPtr Prepare(nlohmann::json object, bool decoded) const;
   bool SleepUnlessStopped(absl::Duration d);
 
   kube::KubeClient* const client_;
