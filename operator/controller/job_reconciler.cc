@@ -291,9 +291,9 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
       {"metadata",
        {{"resourceVersion", p.object.value("/metadata/resourceVersion"_json_pointer, "")}}},
       {"status", status}};
-  absl::StatusOr<json> r = deps_.client->Patch(kube::kDistributedTrainings, ns, name,
-                                               kube::PatchType::kMerge, patch, "status");
-  if (!r.ok() && !kube::IsNotFound(r.status())) return r.status();
+  absl::Status s = deps_.client->Patch(kube::kDistributedTrainings, ns, name,
+                                       kube::PatchType::kMerge, patch, "status");
+  if (!s.ok() && !kube::IsNotFound(s)) return s;
   return absl::OkStatus();
 }
 

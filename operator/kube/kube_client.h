@@ -97,11 +97,11 @@ class KubeClient {
                                                 const nlohmann::json& object) = 0;
   virtual absl::StatusOr<nlohmann::json> UpdateStatus(const Resource& r, const std::string& ns,
                                                       const nlohmann::json& object) = 0;
-  // `subresource` is "" or e.g. "status".
-  virtual absl::StatusOr<nlohmann::json> Patch(const Resource& r, const std::string& ns,
-                                               const std::string& name, PatchType type,
-                                               const nlohmann::json& patch,
-                                               const std::string& subresource = "") = 0;
+  // `subresource` is "" or e.g. "status". The patched object is not returned: the operator never
+  // reads it, so the REST client asks the API server for its metadata only and drops even that.
+  virtual absl::Status Patch(const Resource& r, const std::string& ns, const std::string& name,
+                             PatchType type, const nlohmann::json& patch,
+                             const std::string& subresource = "") = 0;
   virtual absl::Status Delete(const Resource& r, const std::string& ns, const std::string& name,
                               const DeleteOptions& options = {}) = 0;
   virtual absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Resource& r,

@@ -44,6 +44,12 @@ http::client::http_client_config MakeClientConfig(std::shared_ptr<const TlsMater
 
 // Protobuf where the server has it (built-in types), JSON otherwise.
 constexpr char kAcceptProtobuf[] = "application/vnd.kubernetes.protobuf, application/json";
+// For writes whose answer is not read: the object's metadata only (PartialObjectMetadata, in
+// protobuf for every resource, custom ones included). A status patch's answer is 3 KB instead of
+// 10 KB of JSON, a created pod's 0.6 KB instead of 3.8 KB.
+constexpr char kAcceptMetadata[] =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, "
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json";
 
 http::http_request MakeRequest(const RestConfig& config, const std::string& method,
                                const std::string& path_and_query,
@@ -305,12 +311,14 @@ absl::StatusOr<json> RestKubeClient::UpdateStatus(const Resource& r, const std::
             absl::StrCat("update status of ", Describe(r, ns, name)));
 }
 
-absl::StatusOr<json> RestKubeClient::Patch(const Resource& r, const std::string& ns,
-                                           const std::string& name, PatchType type,
-                                           const json& patch, const std::string& subresource) {
-  return Do("PATCH", r.Path(ns, name, subresource), patch, PatchContentType(type),
-            absl::StrCat("patch ", subresource.empty() ? "" : subresource + " of ",
-                         Describe(r, ns, name)));
+absl::Status RestKubeClient::Patch(const Resource& r, const std::string& ns,
+                                   const std::string& name, PatchType type, const json& patch,
+                                   const std::string& subresource) {
+  return DoText({"PATCH", r.Path(ns, name, subresource), patch.dump(), PatchContentType(type),
+                 absl::StrCat("patch ", subresource.empty() ? "" : subresource + " of ",
+                              Describe(r, ns, name)),
+                 kAcceptMetadata})
+      .status();
 }
 
 namespace {
@@ -337,8 +345,8 @@ json DeleteBody(const DeleteOptions& options) {
 
 absl::Status RestKubeClient::Delete(const Resource& r, const std::string& ns,
                                     const std::string& name, const DeleteOptions& options) {
-  return Do("DELETE", r.Path(ns, name), DeleteBody(options), "application/json",
-            absl::StrCat("delete ", Describe(r, ns, name)))
+  return DoText({"DELETE", r.Path(ns, name), DeleteBody(options).dump(), "application/json",
+                 absl::StrCat("delete ", Describe(r, ns, name)), kAcceptMetadata})
       .status();
 }
 
@@ -348,7 +356,8 @@ std::vector<absl::Status> RestKubeClient::CreateAll(const std::vector<CreateRequ
   for (const CreateRequest& c : requests) {
     const std::string name = c.object.value("/metadata/name"_json_pointer, "");
     prepared.push_back({"POST", c.resource->Path(c.ns), c.object.dump(), "application/json",
-                        absl::StrCat("create ", Describe(*c.resource, c.ns, name))});
+                        absl::StrCat("create ", Describe(*c.resource, c.ns, name)),
+                        kAcceptMetadata});
   }
   return DoAll(prepared, parallel);
 }
@@ -357,9 +366,9 @@ std::vector<absl::Status> RestKubeClient::DeleteAll(const std::vector<DeleteRequ
                                                     int parallel) {
   std::vector<Prepared> prepared;
   for (const DeleteRequest& d : requests) {
-    prepared.push_back({"DELETE", d.resource->Path(d.ns, d.name), DeleteBody(d.options).dump(),
-                        "application/json",
-                        absl::StrCat("delete ", Describe(*d.resource, d.ns, d.name))});
+    prepared.push_back(
+        {"DELETE", d.resource->Path(d.ns, d.name), DeleteBody(d.options).dump(), "application/json",
+         absl::StrCat("delete ", Describe(*d.resource, d.ns, d.name)), kAcceptMetadata});
   }
   return DoAll(prepared, parallel);
 }
@@ -377,7 +386,7 @@ std::vector<absl::Status> RestKubeClient::DoAll(const std::vector<Prepared>& req
     for (size_t i = begin; i < end; ++i) {
       const Prepared& r = requests[i];
       if (r.method != "DELETE") limiter_.Wait();
-      http::http_request req = MakeRequest(config_, r.method, r.path_and_query);
+      http::http_request req = MakeRequest(config_, r.method, r.path_and_query, r.accept);
       if (r.body) SetBody(req, *r.body, r.content_type);
       sent.push_back(c->request(req));
     }
@@ -386,10 +395,13 @@ std::vector<absl::Status> RestKubeClient::DoAll(const std::vector<Prepared>& req
       absl::Status status;
       try {
         http::http_response resp = sent[i - begin].get();
-        const std::string text = resp.extract_string(true).get();
+        const bool protobuf = IsProtobuf(resp);
+        std::string text = ReadBody(resp, protobuf);
         const int code = resp.status_code();
         Observe(r.method, code);
-        if (code < 200 || code >= 300) status = StatusFromHttp(code, text, r.context);
+        if (code < 200 || code >= 300) {
+          status = StatusFromHttp(code, ErrorBody(std::move(text), protobuf), r.context);
+        }
       } catch (const std::exception& e) {
         Observe(r.method, 0);
         status = absl::UnavailableError(absl::StrCat(r.context, ": ", e.what()));

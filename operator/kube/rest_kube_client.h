@@ -56,10 +56,9 @@ class RestKubeClient : public KubeClient {
                                         const nlohmann::json& object) override;
   absl::StatusOr<nlohmann::json> UpdateStatus(const Resource& r, const std::string& ns,
                                               const nlohmann::json& object) override;
-  absl::StatusOr<nlohmann::json> Patch(const Resource& r, const std::string& ns,
-                                       const std::string& name, PatchType type,
-                                       const nlohmann::json& patch,
-                                       const std::string& subresource) override;
+  absl::Status Patch(const Resource& r, const std::string& ns, const std::string& name,
+                     PatchType type, const nlohmann::json& patch,
+                     const std::string& subresource) override;
   absl::Status Delete(const Resource& r, const std::string& ns, const std::string& name,
                       const DeleteOptions& options) override;
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const Resource& r, const std::string& ns,

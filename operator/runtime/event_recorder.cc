@@ -43,13 +43,12 @@ void KubeEventRecorder::Record(const nlohmann::json& object, EventType type,
     return;
   }
   const std::string ns = meta.value("namespace", "default");
-  absl::StatusOr<nlohmann::json> r =
-      client_->Patch(kube::kEvents, ns, name, kube::PatchType::kMerge,
-                     {{"count", count}, {"lastTimestamp", KubeTime(now)}}, "");
-  if (kube::IsNotFound(r.status())) {
+  absl::Status r = client_->Patch(kube::kEvents, ns, name, kube::PatchType::kMerge,
+                                  {{"count", count}, {"lastTimestamp", KubeTime(now)}}, "");
+  if (kube::IsNotFound(r)) {
     Create(object, type, reason, message, key);  // the API server expired it (events live an hour)
   } else if (!r.ok()) {
-    LogWarning("could not update an event", {{"reason", reason}, {"error", r.status().ToString()}});
+    LogWarning("could not update an event", {{"reason", reason}, {"error", r.ToString()}});
   }
 }
 

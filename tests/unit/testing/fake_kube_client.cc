@@ -119,9 +119,9 @@ absl::StatusOr<json> FakeKubeClient::UpdateStatus(const kube::Resource& r, const
   return Update(r, ns, object);
 }
 
-absl::StatusOr<json> FakeKubeClient::Patch(const kube::Resource& r, const std::string& ns,
-                                           const std::string& name, kube::PatchType,
-                                           const json& patch, const std::string& subresource) {
+absl::Status FakeKubeClient::Patch(const kube::Resource& r, const std::string& ns,
+                                   const std::string& name, kube::PatchType, const json& patch,
+                                   const std::string& subresource) {
   absl::MutexLock lock(&mu_);
   if (absl::Status s = Begin("patch", r, ns, name, subresource); !s.ok()) return s;
   auto it = objects_.find(Key(r, ns, name));
@@ -140,7 +140,7 @@ absl::StatusOr<json> FakeKubeClient::Patch(const kube::Resource& r, const std::s
     it->second.merge_patch(body);
   }
   it->second["metadata"]["resourceVersion"] = absl::StrCat(++rv_);
-  return it->second;
+  return absl::OkStatus();
 }
 
 absl::Status FakeKubeClient::Delete(const kube::Resource& r, const std::string& ns,

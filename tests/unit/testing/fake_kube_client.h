@@ -56,10 +56,9 @@ class FakeKubeClient : public kube::KubeClient {
                                         const nlohmann::json& object) override;
   absl::StatusOr<nlohmann::json> UpdateStatus(const kube::Resource& r, const std::string& ns,
                                               const nlohmann::json& object) override;
-  absl::StatusOr<nlohmann::json> Patch(const kube::Resource& r, const std::string& ns,
-                                       const std::string& name, kube::PatchType type,
-                                       const nlohmann::json& patch,
-                                       const std::string& subresource) override;
+  absl::Status Patch(const kube::Resource& r, const std::string& ns, const std::string& name,
+                     kube::PatchType type, const nlohmann::json& patch,
+                     const std::string& subresource) override;
   absl::Status Delete(const kube::Resource& r, const std::string& ns, const std::string& name,
                       const kube::DeleteOptions& options) override;
   absl::StatusOr<std::unique_ptr<kube::WatchStream>> Watch(
