@@ -21,6 +21,8 @@ with every job present. Prints one JSON line per run, then medians as a markdown
 Variants of our operator run as extra contenders, e.g. the A/B runs in docs/operations.md:
   --contender "http40=--http-client-threads=40" --contender "arenas16=MALLOC_ARENA_MAX=16"
     --only disttrain,http40,arenas16
+An absolute path in FLAGS is the operator binary to run (e.g. a build of an earlier commit):
+  --contender "before=/tmp/old/build/release/bin/disttrain-operator" --only disttrain,before
 """
 import argparse
 import functools
@@ -322,7 +324,8 @@ def main():
     ap.add_argument("--only", default="disttrain,peer-defaults,peer-matched,bare-client")
     ap.add_argument("--contender", action="append", default=[], metavar="NAME=FLAGS",
                     help="another run of our operator with these flags and environment variables (e.g. "
-                    "'w16=--workers=16 MALLOC_ARENA_MAX=1'); add NAME to --only to run it")
+                    "'w16=--workers=16 MALLOC_ARENA_MAX=1'; an absolute path is the binary to run); add NAME "
+                    "to --only to run it")
     ap.add_argument("--preload", action="store_true", help="create every job before the operator starts and "
                     "time pod creation from the first pod to the last, as the bare client's (kubectl's own apply "
                     "of 100 jobs takes seconds)")
@@ -356,9 +359,11 @@ def main():
     for spec in a.contender:
         name, _, flags = spec.partition("=")
         args = [t for t in flags.split() if t.startswith("-")]
-        env = dict(t.split("=", 1) for t in flags.split() if not t.startswith("-"))
-        contenders[name] = (lambda name=name, args=args, env=env: run(
-            name, Ours(os.path.join(a.bin, "disttrain-operator"), args, env), "dtr", job_manifest, ours, a.jobs))
+        paths = [t for t in flags.split() if t.startswith("/")]
+        env = dict(t.split("=", 1) for t in flags.split() if not t.startswith(("-", "/")))
+        binary = paths[0] if paths else os.path.join(a.bin, "disttrain-operator")
+        contenders[name] = (lambda name=name, args=args, env=env, binary=binary: run(
+            name, Ours(binary, args, env), "dtr", job_manifest, ours, a.jobs))
     if a.scale:
         scale(a)
         return

@@ -74,8 +74,14 @@ int main(int argc, char** argv) {
       .resource = resource == "services" ? kube::kServices : kube::kPods,
       .namespace_name = ns,
       .label_selector = selector};
-  if (resource == "pods")
-    options.transform = controller::ProjectPod;  // as the operator caches them
+  // As the operator caches them: decoded from protobuf, or projected from JSON.
+  if (resource == "pods") {
+    options.transform = controller::ProjectPod;
+    options.decode_protobuf = controller::DecodePodProjection;
+  } else {
+    options.transform = controller::ProjectService;
+    options.decode_protobuf = controller::DecodeServiceProjection;
+  }
   runtime::Informer informer((*client).get(), options);
   informer.AddHandler(
       {[](const runtime::ObjectPtr& o) { Print("add", o); },
