@@ -10,6 +10,7 @@
 #include <atomic>
 #include <boost/asio/ssl.hpp>
 #include <cstdint>
+#include <deque>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -377,39 +378,41 @@ std::vector<absl::Status> RestKubeClient::DoAll(const std::vector<Prepared>& req
                                                 int parallel) {
   std::vector<absl::Status> out(requests.size());
   const size_t window = static_cast<size_t>(std::max(parallel, 1));
-  for (size_t begin = 0; begin < requests.size(); begin += window) {
-    const size_t end = std::min(requests.size(), begin + window);
-    std::shared_ptr<http::client::http_client> c = client();
-    // Every first attempt of the window is in flight before any is waited for: the I/O
-    // threads carry them, the calling thread only waits.
-    std::vector<pplx::task<http::http_response>> sent;
-    for (size_t i = begin; i < end; ++i) {
-      const Prepared& r = requests[i];
-      if (r.method != "DELETE") limiter_.Wait();
-      http::http_request req = MakeRequest(config_, r.method, r.path_and_query, r.accept);
-      if (r.body) SetBody(req, *r.body, r.content_type);
-      sent.push_back(c->request(req));
-    }
-    for (size_t i = begin; i < end; ++i) {
-      const Prepared& r = requests[i];
-      absl::Status status;
-      try {
-        http::http_response resp = sent[i - begin].get();
-        const bool protobuf = IsProtobuf(resp);
-        std::string text = ReadBody(resp, protobuf);
-        const int code = resp.status_code();
-        Observe(r.method, code);
-        if (code < 200 || code >= 300) {
-          status = StatusFromHttp(code, ErrorBody(std::move(text), protobuf), r.context);
-        }
-      } catch (const std::exception& e) {
-        Observe(r.method, 0);
-        status = absl::UnavailableError(absl::StrCat(r.context, ": ", e.what()));
+  // A sliding window: `window` first attempts in flight on the I/O threads; each answer the
+  // calling thread collects (in order) lets the next request go, so the connections stay busy
+  // without waiting for a whole window to finish.
+  std::deque<pplx::task<http::http_response>> in_flight;
+  size_t next = 0;
+  auto send_next = [&] {
+    const Prepared& r = requests[next++];
+    if (r.method != "DELETE") limiter_.Wait();
+    http::http_request req = MakeRequest(config_, r.method, r.path_and_query, r.accept);
+    if (r.body) SetBody(req, *r.body, r.content_type);
+    in_flight.push_back(client()->request(req));
+  };
+  while (next < requests.size() && in_flight.size() < window) send_next();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Prepared& r = requests[i];
+    pplx::task<http::http_response> sent = std::move(in_flight.front());
+    in_flight.pop_front();
+    absl::Status status;
+    try {
+      http::http_response resp = sent.get();
+      const bool protobuf = IsProtobuf(resp);
+      std::string text = ReadBody(resp, protobuf);
+      const int code = resp.status_code();
+      Observe(r.method, code);
+      if (code < 200 || code >= 300) {
+        status = StatusFromHttp(code, ErrorBody(std::move(text), protobuf), r.context);
       }
-      // A retryable failure (429, 5xx, transport) goes through the one-at-a-time path, whose
-      // retries honour Retry-After and the request deadline.
-      out[i] = !status.ok() && IsRetryable(status) ? DoText(r).status() : status;
+    } catch (const std::exception& e) {
+      Observe(r.method, 0);
+      status = absl::UnavailableError(absl::StrCat(r.context, ": ", e.what()));
     }
+    if (next < requests.size()) send_next();
+    // A retryable failure (429, 5xx, transport) goes through the one-at-a-time path, whose
+    // retries honour Retry-After and the request deadline.
+    out[i] = !status.ok() && IsRetryable(status) ? DoText(r).status() : status;
   }
   return out;
 }
