@@ -11,7 +11,6 @@ Prints one JSON line.
 import base64
 import json
 import os
-import ssl
 import statistics
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
-from kube import KUBECONFIG, Namespace, apply, kubectl, wait_until  # noqa: E402
+from kube import KUBECONFIG, Namespace, apply, https_client, kubectl, wait_until  # noqa: E402
 from operator_process import OperatorProcess  # noqa: E402
 from runtime_test import Probe  # noqa: E402
 from crd_test import install_crd  # noqa: E402
@@ -30,14 +29,6 @@ MANAGED = "app.kubernetes.io/managed-by=disttrain-operator"
 def rss_mb(pid):
     with open(f"/proc/{pid}/status") as f:
         return int([l for l in f if l.startswith("VmRSS:")][0].split()[1]) / 1024
-
-
-def https_client():
-    cfg = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
-    cluster, user = cfg["clusters"][0]["cluster"], cfg["users"][0]["user"]
-    ctx = ssl.create_default_context(cafile=cluster["certificate-authority"])
-    ctx.load_cert_chain(user["client-certificate"], user["client-key"])
-    return cluster["server"], ctx
 
 
 def pods_list(ns, start, count):

@@ -5,6 +5,7 @@ sleep a fixed time as a stand-in for synchronisation.
 """
 import json
 import os
+import ssl
 import subprocess
 import time
 import uuid
@@ -33,6 +34,15 @@ def kubectl(*args, input=None, check=True, timeout=60):
 
 def get_json(*args):
     return json.loads(kubectl("get", *args, "-o", "json").stdout)
+
+
+def https_client():
+    """(server URL, SSL context with the kubeconfig's CA and client certificate) for raw API calls."""
+    cfg = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
+    cluster, user = cfg["clusters"][0]["cluster"], cfg["users"][0]["user"]
+    ctx = ssl.create_default_context(cafile=cluster["certificate-authority"])
+    ctx.load_cert_chain(user["client-certificate"], user["client-key"])
+    return cluster["server"], ctx
 
 
 def apply(manifest, namespace=None):

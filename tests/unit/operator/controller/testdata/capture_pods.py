@@ -11,25 +11,18 @@ resourceVersion 0 in protobuf (pods.list.pb, pods.watch.pb).
 """
 import json
 import os
-import ssl
 import sys
 import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../../../../e2e"))
-from kube import apply, get_json, kubectl, wait_until  # noqa: E402
+from kube import apply, get_json, https_client, kubectl, wait_until  # noqa: E402
 
 NS = "proto-fixtures"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
-def https_client():
-    cfg = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
-    cluster, user = cfg["clusters"][0]["cluster"], cfg["users"][0]["user"]
-    ctx = ssl.create_default_context(cafile=cluster["certificate-authority"])
-    ctx.load_cert_chain(user["client-certificate"], user["client-key"])
-    return cluster["server"], ctx
 
 
 SERVER, CTX = https_client()
