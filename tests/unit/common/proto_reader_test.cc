@@ -59,7 +59,8 @@ TEST(ProtoReaderTest, EveryTruncationIsAnErrorNotACrash) {
 }
 
 TEST(ProtoReaderTest, ALengthPastTheEndIsAnError) {
-  ProtoReader r("\x12\x05hi"s);
+  const std::string input = "\x12\x05hi"s;  // the reader views into it
+  ProtoReader r(input);
   ASSERT_TRUE(r.Next());
   EXPECT_EQ(r.bytes(), "");
   EXPECT_FALSE(r.ok());
@@ -67,7 +68,8 @@ TEST(ProtoReaderTest, ALengthPastTheEndIsAnError) {
 }
 
 TEST(ProtoReaderTest, ReadingWithTheWrongWireTypeIsAnError) {
-  ProtoReader r("\x12\x02hi"s);
+  const std::string input = "\x12\x02hi"s;
+  ProtoReader r(input);
   ASSERT_TRUE(r.Next());
   EXPECT_EQ(r.varint(), 0u);
   EXPECT_FALSE(r.ok());

@@ -94,7 +94,9 @@ TEST(PodProjectionProtoTest, AServedListDecodesToTheSamePods) {
 }
 
 TEST(PodProjectionProtoTest, AServedWatchStreamSplitsIntoEventsOfDecodablePods) {
-  kube::BodyReader reader(concurrency::streams::bytestream::open_istream(Read("pods.watch.pb")));
+  const std::string watch = Read("pods.watch.pb");  // as bytes, as a response body is read
+  kube::BodyReader reader(concurrency::streams::bytestream::open_istream(
+      std::vector<uint8_t>(watch.begin(), watch.end())));
   std::string frame;
   std::set<std::string> added;
   while (reader.NextFrame(&frame)) {
