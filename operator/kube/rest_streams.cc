@@ -101,6 +101,10 @@ bool RestLineStream::Next(std::string* line) {
   return Guarded([&] { return reader_.NextLine(line); });
 }
 
+bool RestLineStream::NextFrame(std::string* frame) {
+  return Guarded([&] { return reader_.NextFrame(frame); });
+}
+
 WatchEvent::Type WatchEventType(const std::string& type) {
   if (type == "ADDED") return WatchEvent::Type::kAdded;
   if (type == "MODIFIED") return WatchEvent::Type::kModified;
@@ -147,7 +151,7 @@ bool RestWatchStream::Next(WatchEvent* event) {
 
 bool RestProtoWatchStream::Next(WatchEvent* event) {
   std::string frame;
-  if (!body_->Guarded([&] { return body_->reader_.NextFrame(&frame); })) {
+  if (!body_->NextFrame(&frame)) {
     status_ = WatchEnd(body_->status());
     return false;
   }

@@ -49,13 +49,14 @@ class RestLineStream : public LineStream {
   ~RestLineStream() override { Cancel(); }
 
   bool Next(std::string* line) override;
+  // The body read as length-prefixed frames instead of lines (a protobuf watch); same status.
+  bool NextFrame(std::string* frame);
   void Cancel() override {
     if (!cancelled_.exchange(true)) cts_.cancel();
   }
   absl::Status status() const override { return status_; }
 
  private:
-  friend class RestProtoWatchStream;
   // `read` with cpprestsdk's failures turned into the stream's status.
   template <typename Read>
   bool Guarded(Read read);
@@ -91,7 +92,7 @@ class RestProtoWatchStream : public WatchStream {
   absl::Status status() const override { return status_; }
 
  private:
-  std::unique_ptr<RestLineStream> body_;  // read by frames, not by lines
+  std::unique_ptr<RestLineStream> body_;  // read with NextFrame
   ObjectDecoder decoder_;
   absl::Status status_;
 };
