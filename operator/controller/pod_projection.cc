@@ -1,5 +1,7 @@
 #include "operator/controller/pod_projection.h"
 
+#include "operator/api/labels.h"
+
 namespace disttrain::controller {
 
 using nlohmann::json;
@@ -25,16 +27,32 @@ json Terminated(json& state, bool message) {
   return out;
 }
 
-// apiVersion, kind and the metadata the reconciler reads.
-json ProjectMetadata(json& object) {
+// apiVersion, kind and the metadata the reconciler reads: of the labels, the `pod`'s or the
+// Service's kept labels (ProjectedLabel); of the owner references, the controller's uid.
+json ProjectMetadata(json& object, bool pod) {
   json out = json::object();
   Keep(object, out, "apiVersion");
   Keep(object, out, "kind");
   json meta = json::object();
   if (auto m = object.find("metadata"); m != object.end()) {
-    for (const char* k : {"name", "namespace", "uid", "resourceVersion", "labels",
-                          "ownerReferences", "deletionTimestamp"}) {
+    for (const char* k : {"name", "namespace", "uid", "resourceVersion", "deletionTimestamp"}) {
       Keep(*m, meta, k);
+    }
+    if (auto labels = m->find("labels"); labels != m->end() && labels->is_object()) {
+      json kept = json::object();
+      for (auto& [k, v] : labels->items()) {
+        if (ProjectedLabel(k, pod)) kept[k] = std::move(v);
+      }
+      if (!kept.empty()) meta["labels"] = std::move(kept);
+    }
+    if (auto refs = m->find("ownerReferences"); refs != m->end() && refs->is_array()) {
+      for (const json& ref : *refs) {
+        std::string uid = ref.value("uid", "");
+        if (ref.value("controller", false) && !uid.empty()) {
+          meta["ownerReferences"] = json::array({ControllerRef(std::move(uid))});
+          break;
+        }
+      }
     }
   }
   out["metadata"] = std::move(meta);
@@ -43,10 +61,17 @@ json ProjectMetadata(json& object) {
 
 }  // namespace
 
-json ProjectService(json service) { return ProjectMetadata(service); }
+bool ProjectedLabel(std::string_view key, bool pod) {
+  if (key == api::kLabelJobName) return true;
+  return pod && (key == api::kLabelReplicaType || key == api::kLabelReplicaIndex);
+}
+
+json ControllerRef(std::string uid) { return {{"controller", true}, {"uid", std::move(uid)}}; }
+
+json ProjectService(json service) { return ProjectMetadata(service, false); }
 
 json ProjectPod(json pod) {
-  json out = ProjectMetadata(pod);
+  json out = ProjectMetadata(pod, true);
   json containers = json::array();
   if (auto spec = pod.find("spec"); spec != pod.end() && spec->contains("containers")) {
     for (json& c : (*spec)["containers"]) containers.push_back({{"name", c.value("name", "")}});

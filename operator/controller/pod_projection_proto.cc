@@ -2,6 +2,9 @@
 // k8s.io/api core/v1 and k8s.io/apimachinery meta/v1 generated.proto). The output matches
 // ProjectPod/ProjectService of the JSON the API server sends for the same object: a string
 // that JSON omits when empty (omitempty) is left out when empty here too.
+#include <optional>
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/proto_reader.h"
@@ -29,42 +32,24 @@ std::string Rfc3339(std::string_view time, bool* ok) {
                           absl::UTCTimeZone());
 }
 
-json OwnerReference(std::string_view ref, bool* ok) {
-  json out = {{"apiVersion", ""}, {"kind", ""}, {"name", ""}, {"uid", ""}};
+// An OwnerReference's uid when it is the controller's (field 6), else "".
+std::string ControllerUid(std::string_view ref, bool* ok) {
+  std::string uid;
+  bool controller = false;
   ProtoReader r(ref);
   while (r.Next()) {
-    switch (r.field()) {
-      case 1:
-        out["kind"] = std::string(r.bytes());
-        break;
-      case 3:
-        out["name"] = std::string(r.bytes());
-        break;
-      case 4:
-        out["uid"] = std::string(r.bytes());
-        break;
-      case 5:
-        out["apiVersion"] = std::string(r.bytes());
-        break;
-      case 6:
-        out["controller"] = r.boolean();
-        break;
-      case 7:
-        out["blockOwnerDeletion"] = r.boolean();
-        break;
-      default:
-        break;
-    }
+    if (r.field() == 4) uid = r.bytes();
+    if (r.field() == 6) controller = r.boolean();
   }
   *ok = *ok && r.ok();
-  return out;
+  return controller ? uid : "";
 }
 
 // ObjectMeta: the keys ProjectMetadata keeps.
-json Metadata(std::string_view meta, bool* ok) {
+json Metadata(std::string_view meta, bool pod, bool* ok) {
   json out = json::object();
   json labels = json::object();
-  json owners = json::array();
+  std::optional<std::string> controller;
   ProtoReader r(meta);
   while (r.Next()) {
     switch (r.field()) {
@@ -91,11 +76,14 @@ json Metadata(std::string_view meta, bool* ok) {
           if (entry.field() == 2) value = entry.bytes();
         }
         *ok = *ok && entry.ok();
-        labels[key] = value;
+        if (ProjectedLabel(key, pod)) labels[key] = value;
         break;
       }
       case 13:
-        owners.push_back(OwnerReference(r.bytes(), ok));
+        if (!controller) {
+          std::string uid = ControllerUid(r.bytes(), ok);
+          if (!uid.empty()) controller = std::move(uid);
+        }
         break;
       default:
         break;
@@ -103,7 +91,7 @@ json Metadata(std::string_view meta, bool* ok) {
   }
   *ok = *ok && r.ok();
   if (!labels.empty()) out["labels"] = std::move(labels);
-  if (!owners.empty()) out["ownerReferences"] = std::move(owners);
+  if (controller) out["ownerReferences"] = json::array({ControllerRef(*std::move(controller))});
   return out;
 }
 
@@ -223,7 +211,7 @@ absl::StatusOr<json> DecodePodProjection(std::string_view pod) {
               {"status", json::object()}};
   ProtoReader r(pod);
   while (r.Next()) {
-    if (r.field() == 1) out["metadata"] = Metadata(r.bytes(), &ok);
+    if (r.field() == 1) out["metadata"] = Metadata(r.bytes(), /*pod=*/true, &ok);
     if (r.field() == 2) out["spec"]["containers"] = ContainerNames(r.bytes(), &ok);
     if (r.field() == 3) out["status"] = Status(r.bytes(), &ok);
   }
@@ -236,7 +224,7 @@ absl::StatusOr<json> DecodeServiceProjection(std::string_view service) {
   json out = {{"metadata", json::object()}};
   ProtoReader r(service);
   while (r.Next()) {
-    if (r.field() == 1) out["metadata"] = Metadata(r.bytes(), &ok);
+    if (r.field() == 1) out["metadata"] = Metadata(r.bytes(), /*pod=*/false, &ok);
   }
   if (!ok || !r.ok()) return absl::DataLossError("malformed protobuf Service");
   return out;

@@ -20,6 +20,9 @@ struct RestConfig {
   std::string user_agent = "disttrain-operator";
   double qps = 100;
   int burst = 200;
+  // Requests in flight at once across every thread (watches aside), hence the keep-alive
+  // connections held; 0 leaves them unbounded (each caller bounds its own).
+  int max_in_flight = 0;
   // A request (retries included) gives up after this long; one attempt after
   // min(attempt_timeout, what is left) without a byte from the server.
   absl::Duration request_timeout = absl::Seconds(30);

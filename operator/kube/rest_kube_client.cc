@@ -149,7 +149,10 @@ absl::StatusOr<std::unique_ptr<RestKubeClient>> RestKubeClient::Create(const Res
 }
 
 RestKubeClient::RestKubeClient(RestConfig config, std::shared_ptr<const TlsMaterial> tls)
-    : config_(std::move(config)), tls_(std::move(tls)), limiter_(config_.qps, config_.burst) {
+    : config_(std::move(config)),
+      tls_(std::move(tls)),
+      limiter_(config_.qps, config_.burst),
+      in_flight_(config_.max_in_flight) {
   ResetClient();
 }
 
@@ -195,10 +198,17 @@ absl::StatusOr<std::string> RestKubeClient::DoText(const Prepared& request, bool
     http::http_request req = MakeRequest(config_, method, request.path_and_query, request.accept);
     if (request.body) SetBody(req, *request.body, request.content_type);
     std::optional<absl::Duration> retry_after;
+    in_flight_.Acquire();  // released once the answer is read, before any backoff
+    bool held = true;
+    auto release = [&] {
+      if (held) in_flight_.Release();
+      held = false;
+    };
     try {
       http::http_response resp = client()->request(req).get();
       const bool proto = IsProtobuf(resp);
       std::string text = ReadBody(resp, proto);
+      release();
       const int code = resp.status_code();
       Observe(method, code);
       if (code >= 200 && code < 300) {
@@ -210,6 +220,7 @@ absl::StatusOr<std::string> RestKubeClient::DoText(const Prepared& request, bool
         retry_after = ParseRetryAfter(it->second);
       }
     } catch (const std::exception& e) {
+      release();
       Observe(method, 0);
       last = absl::UnavailableError(absl::StrCat(context, ": ", e.what()));
       ResetClient();  // cpprestsdk clients are not reliable after a transport failure
@@ -378,20 +389,34 @@ std::vector<absl::Status> RestKubeClient::DoAll(const std::vector<Prepared>& req
                                                 int parallel) {
   std::vector<absl::Status> out(requests.size());
   const size_t window = static_cast<size_t>(std::max(parallel, 1));
-  // A sliding window: `window` first attempts in flight on the I/O threads; each answer the
+  // A sliding window: up to `window` first attempts in flight on the I/O threads; each answer the
   // calling thread collects (in order) lets the next request go, so the connections stay busy
-  // without waiting for a whole window to finish.
+  // without waiting for a whole window to finish. The client-wide bound (in_flight_) is waited
+  // for only while this call holds no slot; holding some, it sends more only if a slot is free.
   std::deque<pplx::task<http::http_response>> in_flight;
+  std::vector<size_t> retry;
   size_t next = 0;
-  auto send_next = [&] {
-    const Prepared& r = requests[next++];
-    if (r.method != "DELETE") limiter_.Wait();
-    http::http_request req = MakeRequest(config_, r.method, r.path_and_query, r.accept);
-    if (r.body) SetBody(req, *r.body, r.content_type);
-    in_flight.push_back(client()->request(req));
+  auto fill = [&] {
+    while (next < requests.size() && in_flight.size() < window) {
+      if (in_flight.empty()) {
+        in_flight_.Acquire();
+      } else if (!in_flight_.TryAcquire()) {
+        return;
+      }
+      const Prepared& r = requests[next++];
+      if (r.method != "DELETE") limiter_.Wait();
+      http::http_request req = MakeRequest(config_, r.method, r.path_and_query, r.accept);
+      if (r.body) SetBody(req, *r.body, r.content_type);
+      try {
+        in_flight.push_back(client()->request(req));
+      } catch (const std::exception&) {  // collected (and its slot released) as a failed answer
+        in_flight.push_back(
+            pplx::task_from_exception<http::http_response>(std::current_exception()));
+      }
+    }
   };
-  while (next < requests.size() && in_flight.size() < window) send_next();
   for (size_t i = 0; i < requests.size(); ++i) {
+    fill();
     const Prepared& r = requests[i];
     pplx::task<http::http_response> sent = std::move(in_flight.front());
     in_flight.pop_front();
@@ -409,11 +434,13 @@ std::vector<absl::Status> RestKubeClient::DoAll(const std::vector<Prepared>& req
       Observe(r.method, 0);
       status = absl::UnavailableError(absl::StrCat(r.context, ": ", e.what()));
     }
-    if (next < requests.size()) send_next();
-    // A retryable failure (429, 5xx, transport) goes through the one-at-a-time path, whose
-    // retries honour Retry-After and the request deadline.
-    out[i] = !status.ok() && IsRetryable(status) ? DoText(r).status() : status;
+    in_flight_.Release();
+    out[i] = status;
+    if (!status.ok() && IsRetryable(status)) retry.push_back(i);
   }
+  // A retryable failure (429, 5xx, transport) goes through the one-at-a-time path, whose retries
+  // honour Retry-After and the request deadline; after the window drained, holding no slot.
+  for (size_t i : retry) out[i] = DoText(requests[i]).status();
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "operator/kube/config.h"
+#include "operator/kube/in_flight_limit.h"
 #include "operator/kube/kube_client.h"
 #include "operator/kube/rate_limiter.h"
 #include "operator/kube/tls.h"
@@ -115,6 +116,7 @@ class RestKubeClient : public KubeClient {
   const RestConfig config_;
   const std::shared_ptr<const TlsMaterial> tls_;
   RateLimiter limiter_;
+  InFlightLimit in_flight_;
   RequestObserver observer_;
   absl::Mutex mu_;
   std::shared_ptr<web::http::client::http_client> client_ ABSL_GUARDED_BY(mu_);

@@ -156,7 +156,8 @@ class ChartTest(unittest.TestCase):
             self.assertEqual(dep["spec"]["replicas"], 2)
             args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
             self.assertIn("--leader-elect", args)
-            self.assertIn("--workers=4", args)
+            self.assertIn("--workers=6", args)
+            self.assertIn("--max-requests-in-flight=16", args)
             get_json("service", "dt-disttrain-metrics", "-n", ns)
             sa = f"{ns}:dt-disttrain"
             self.assertTrue(can_i("create", "pods", sa))

@@ -98,8 +98,12 @@ TEST(PodStateTest, ReadsPhaseExitCodeReasonAndRestarts) {
 TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
   json pod = json::parse(R"({"apiVersion": "v1", "kind": "Pod",
     "metadata": {"name": "d-ps-0", "namespace": "ns", "uid": "u", "resourceVersion": "7",
-      "labels": {"disttrain.io/replica-type": "ps", "disttrain.io/replica-index": "0"},
-      "annotations": {"big": "x"}, "ownerReferences": [{"uid": "job", "controller": true}],
+      "labels": {"disttrain.io/replica-type": "ps", "disttrain.io/replica-index": "0",
+        "disttrain.io/job-name": "d", "app.kubernetes.io/managed-by": "disttrain-operator", "team": "a"},
+      "annotations": {"big": "x"}, "ownerReferences": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "other", "uid": "not-the-controller"},
+        {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "name": "d", "uid": "job",
+         "controller": true, "blockOwnerDeletion": true}],
       "deletionTimestamp": "2026-01-01T00:00:00Z"},
     "spec": {"containers": [{"name": "tensorflow", "image": "i", "env": [{"name": "TF_CONFIG", "value": "{}"}]}],
              "volumes": [{"name": "v"}]},
@@ -118,7 +122,13 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
   EXPECT_EQ(small->reason, full->reason);
   EXPECT_EQ(small->restart_count, full->restart_count);
   EXPECT_EQ(small->termination_message, full->termination_message);
-  EXPECT_EQ(projected["metadata"]["ownerReferences"][0]["uid"], "job");
+  // Of the owner references, the controller's uid alone; of the labels, the operator's own that
+  // the reconciler and the event handlers read.
+  EXPECT_EQ(projected["metadata"]["ownerReferences"],
+            json::parse(R"([{"uid": "job", "controller": true}])"));
+  EXPECT_EQ(projected["metadata"]["labels"],
+            json::parse(R"({"disttrain.io/replica-type": "ps", "disttrain.io/replica-index": "0",
+                            "disttrain.io/job-name": "d"})"));
   EXPECT_FALSE(projected["metadata"].contains("annotations"));
   EXPECT_FALSE(projected["spec"].contains("volumes"));
   EXPECT_FALSE(projected["spec"]["containers"][0].contains("env"));
@@ -127,8 +137,10 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
 TEST(PodStateTest, AServiceKeepsOnlyTheMetadataTheReconcilerReads) {
   json svc = json::parse(R"({"apiVersion": "v1", "kind": "Service",
     "metadata": {"name": "d-ps-0", "namespace": "ns", "uid": "s", "resourceVersion": "9",
-      "labels": {"disttrain.io/job-name": "d"}, "annotations": {"a": "b"},
-      "ownerReferences": [{"uid": "job", "controller": true}],
+      "labels": {"disttrain.io/job-name": "d", "disttrain.io/replica-type": "ps",
+        "app.kubernetes.io/managed-by": "disttrain-operator"}, "annotations": {"a": "b"},
+      "ownerReferences": [{"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining",
+        "name": "d", "uid": "job", "controller": true, "blockOwnerDeletion": true}],
       "managedFields": [{"manager": "disttrain-operator"}]},
     "spec": {"clusterIP": "None", "ports": [{"port": 2222}], "selector": {"x": "y"}},
     "status": {"loadBalancer": {}}})");

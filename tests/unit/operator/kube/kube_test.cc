@@ -7,13 +7,16 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/kube/config.h"
 #include "operator/kube/errors.h"
+#include "operator/kube/in_flight_limit.h"
 #include "operator/kube/rate_limiter.h"
 #include "operator/kube/resource.h"
 #include "operator/kube/rest_kube_client.h"
@@ -103,6 +106,41 @@ TEST(RateLimiterTest, AllowsABurstThenPacesAtQps) {
   EXPECT_EQ(limiter.Reserve(t), absl::Milliseconds(100));
   EXPECT_EQ(limiter.Reserve(t), absl::Milliseconds(200));
   EXPECT_EQ(limiter.Reserve(t + absl::Seconds(1)), absl::ZeroDuration());
+}
+
+TEST(InFlightLimitTest, TakesUpToTheLimitAndWaitsForARelease) {
+  InFlightLimit limit(2);
+  limit.Acquire();
+  EXPECT_TRUE(limit.TryAcquire());
+  EXPECT_FALSE(limit.TryAcquire()) << "both slots are taken";
+  absl::Notification acquired;
+  std::thread waiter([&] {
+    limit.Acquire();
+    acquired.Notify();
+  });
+  while (limit.waiting() == 0) absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_FALSE(acquired.HasBeenNotified());
+  limit.Release();
+  // The freed slot is the waiter's: a holder trying for more is refused while anyone waits.
+  while (!acquired.HasBeenNotified()) {
+    if (limit.TryAcquire()) {
+      ADD_FAILURE() << "TryAcquire took the slot a waiter was waiting for";
+      limit.Release();
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  waiter.join();
+  EXPECT_EQ(limit.in_flight(), 2);
+  limit.Release();
+  limit.Release();
+  EXPECT_EQ(limit.in_flight(), 0);
+}
+
+TEST(InFlightLimitTest, ZeroMeansNoBound) {
+  InFlightLimit limit(0);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(limit.TryAcquire());
+  limit.Acquire();
+  EXPECT_EQ(limit.in_flight(), 101);
 }
 
 class KubeconfigTest : public ::testing::Test {
@@ -293,6 +331,35 @@ TEST(RestKubeClientTest, ABatchToABlackHoledServerEndsWithAnErrorForEachRequest)
   ASSERT_EQ(deleted.size(), 1u);
   EXPECT_FALSE(deleted[0].ok());
   EXPECT_TRUE((*client)->CreateAll({}, 4).empty());
+}
+
+TEST(RestKubeClientTest, BatchesFromManyThreadsShareTheClientsBoundWithoutWaitingForEachOther) {
+  // One request in flight for the whole client, two threads each sending a batch of two: a
+  // thread holding a slot never waits for another, so both batches end (each request with its
+  // error) instead of each holding what the other waits for.
+  BlackHole server;
+  RestConfig config = BlackHoleConfig(server);
+  config.request_timeout = absl::Milliseconds(500);
+  config.max_in_flight = 1;
+  auto client = RestKubeClient::Create(config);
+  ASSERT_TRUE(client.ok());
+  std::vector<std::vector<absl::Status>> results(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<CreateRequest> creates;
+      for (int i = 0; i < 2; ++i) {
+        creates.push_back(
+            {&kPods, "default", {{"metadata", {{"name", absl::StrCat("p", t, "-", i)}}}}});
+      }
+      results[t] = (*client)->CreateAll(creates, 2);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::vector<absl::Status>& r : results) {
+    ASSERT_EQ(r.size(), 2u);
+    for (const absl::Status& s : r) EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  }
 }
 
 TEST(RestKubeClientTest, AWatchOnABlackHoledServerEndsWithAnError) {
