@@ -3,12 +3,12 @@ other on the same local cluster (kwok nodes), with equivalent jobs: N jobs of 7 
 3 workers, evaluator; the chief exits 0 after 15 s + i x 0.3 s), cleanPodPolicy Running for both.
 
 Contenders, each run --runs times, interleaved:
-  disttrain           our operator, release build, its defaults (4 workers, 8 requests in flight per
-                      job, 400 QPS / 800 burst)
+  disttrain           our operator, release build, its defaults (6 workers, 4 requests in flight per
+                      job and 16 in all, 400 QPS / 800 burst)
   disttrain-apf       our operator without a client-side limit (--kube-api-qps=0): the API
                       server's priority and fairness only (its measured effect)
   peer-defaults       training-operator at its defaults (1 thread, 20 QPS / 30 burst)
-  peer-matched        training-operator with our threads and rate limits (4, 400/800)
+  peer-matched        training-operator with our threads and rate limits (6, 400/800)
   bare-client         the same Services and Pods created by a minimal parallel client with no
                       client-side limit (bench/peer/bare_client.cc): the API server's own limit
 
@@ -340,7 +340,7 @@ def main():
                             check=True).stdout.strip()
     install_crd()
     Peer.install(folder)
-    matched = ["--controller-threads=4", "--kube-api-qps=400", "--kube-api-burst=800"]
+    matched = ["--controller-threads=6", "--kube-api-qps=400", "--kube-api-burst=800"]  # our --workers, QPS, burst
     profile = tempfile.mktemp(prefix="disttrain-perf-", suffix=".data") if a.flamegraph else None
     ours = "app.kubernetes.io/managed-by=disttrain-operator"
     run = functools.partial(run_operator, preload=a.preload)

@@ -18,6 +18,8 @@ fixture=0
 [[ ${1:-} == --fixture ]] && fixture=1
 
 if cluster_healthy; then
+  # Images rebuilt since the real node started would otherwise run stale there.
+  "$here/node/node-up.sh" import
   log "cluster $CLUSTER_NAME is already up (kubeconfig $KUBECONFIG_FILE)"
   exit 0
 fi

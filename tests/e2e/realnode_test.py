@@ -54,7 +54,11 @@ def setUpModule():
     os.unlink(f.name)
     if r.returncode != 0:
         pods = kubectl("get", "pods", "-n", OPERATOR_NS, "-o", "wide", check=False).stdout
-        raise AssertionError(f"helm install failed: {r.stderr}\n{pods}")
+        # What the operator said before it stopped (a stale image refusing a new flag says so here).
+        logs = kubectl("logs", "-n", OPERATOR_NS, "-l", "app.kubernetes.io/name=disttrain", "--previous",
+                       "--tail=20", check=False)
+        tearDownModule()  # tearDownModule does not run after a failed setUpModule: nothing left behind
+        raise AssertionError(f"helm install failed: {r.stderr}\n{pods}\n{logs.stdout}{logs.stderr}")
 
 
 def tearDownModule():

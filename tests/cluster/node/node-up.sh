@@ -18,7 +18,7 @@ root=$(cd "$here/../../.." && pwd)
 source "$here/../lib.sh"
 source "$here/lib.sh"
 
-step=${1:?usage: node-up.sh prepare|start}
+step=${1:?usage: node-up.sh prepare|start|import}
 
 if why=$(real_node_unavailable) && [[ -n $why ]]; then
   echo "unavailable: $why" >"$NODE_STATUS"
@@ -209,5 +209,7 @@ case $step in
     start_kubelet
     echo up >"$NODE_STATUS"
     log "real node $NODE_NAME is Ready at $NODE_IP in $((SECONDS - start)) s" ;;
-  *) echo "usage: node-up.sh prepare|start" >&2; exit 2 ;;
+  import)  # a running node: load the images rebuilt since it started (make images)
+    [[ $(cat "$NODE_STATUS" 2>/dev/null) == up ]] && import_images ;;
+  *) echo "usage: node-up.sh prepare|start|import" >&2; exit 2 ;;
 esac
