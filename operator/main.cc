@@ -103,8 +103,8 @@ int RunController(const std::vector<std::string>& args) {
             "of the requests and watches; more threads wake each other for every response.");
   flags.Int("parallel-requests", &f.parallel_requests,
             "API requests one reconcile issues at once when it creates a job's missing replicas "
-            "(after the first succeeded) or deletes its pods. With --workers, this bounds the "
-            "connections to the API server (each holds its own TLS context).");
+            "(after the first succeeded) or deletes its pods; all of them together are bounded by "
+            "--max-requests-in-flight.");
   flags.Int("max-requests-in-flight", &f.max_in_flight,
             "API requests in flight at once across all workers (watches aside), hence the "
             "keep-alive connections held (each with its own TLS context); a worker between "
@@ -155,8 +155,7 @@ int RunController(const std::vector<std::string>& args) {
       (f.gang_scheduler != "volcano" && f.gang_scheduler != "scheduler-plugins")) {
     std::cerr << "disttrain-operator: --workers, --http-client-threads, --parallel-requests and "
                  "--kube-api-burst must be >= 1, --kube-api-qps and --max-requests-in-flight >= 0, "
-                 "--pod-event-batch-ms "
-                 "0-60000, --gang-scheduler volcano or scheduler-plugins\n";
+                 "--pod-event-batch-ms 0-60000, --gang-scheduler volcano or scheduler-plugins\n";
     return kExitUsage;
   }
   SetLogLevel(static_cast<LogLevel>(std::min<int64_t>(f.verbosity, 3)));

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/protobuf.h"
+#include "operator/kube/rest_http.h"
 #include "operator/kube/rest_streams.h"
 #include "operator/kube/tls.h"
 
@@ -27,83 +28,6 @@ using nlohmann::json;
 namespace http = web::http;
 
 constexpr int kMaxAttempts = 5;
-
-std::chrono::milliseconds Millis(absl::Duration d) {
-  return std::chrono::milliseconds(std::max<int64_t>(1, absl::ToInt64Milliseconds(d)));
-}
-
-// cpprestsdk's timeout is an idle timeout: it fires when no byte moves for that long.
-http::client::http_client_config MakeClientConfig(std::shared_ptr<const TlsMaterial> tls,
-                                                  absl::Duration timeout) {
-  http::client::http_client_config c;
-  c.set_timeout(Millis(timeout));
-  c.set_validate_certificates(true);
-  c.set_ssl_context_callback(
-      [tls](boost::asio::ssl::context& ctx) { tls->ApplyTo(ctx.native_handle()); });
-  return c;
-}
-
-// Protobuf where the server has it (built-in types), JSON otherwise.
-constexpr char kAcceptProtobuf[] = "application/vnd.kubernetes.protobuf, application/json";
-// For writes whose answer is not read: the object's metadata only (PartialObjectMetadata, in
-// protobuf for every resource, custom ones included). A status patch's answer is 3 KB instead of
-// 10 KB of JSON, a created pod's 0.6 KB instead of 3.8 KB.
-constexpr char kAcceptMetadata[] =
-    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, "
-    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json";
-
-http::http_request MakeRequest(const RestConfig& config, const std::string& method,
-                               const std::string& path_and_query,
-                               const char* accept = "application/json") {
-  http::http_request req(method);
-  req.set_request_uri(path_and_query);
-  req.headers().add("Accept", accept);
-  req.headers().add("User-Agent", config.user_agent);
-  if (!config.bearer_token.empty()) {
-    req.headers().add("Authorization", "Bearer " + config.bearer_token);
-  }
-  return req;
-}
-
-// The body goes in as a stream of bytes: cpprestsdk's set_body(std::string) reads a char buffer
-// through an unsigned-char stream, a type pun that UndefinedBehaviorSanitizer rightly reports.
-void SetBody(http::http_request& req, const std::string& body, const std::string& content_type) {
-  std::vector<uint8_t> bytes(body.begin(), body.end());
-  const size_t length = bytes.size();
-  req.set_body(concurrency::streams::bytestream::open_istream(std::move(bytes)), length,
-               content_type);
-}
-
-const char* PatchContentType(PatchType type) {
-  switch (type) {
-    case PatchType::kMerge:
-      return "application/merge-patch+json";
-    case PatchType::kStrategicMerge:
-      return "application/strategic-merge-patch+json";
-    case PatchType::kJson:
-      return "application/json-patch+json";
-  }
-  return "application/merge-patch+json";
-}
-
-bool IsProtobuf(const http::http_response& resp) {
-  return resp.headers().content_type().rfind(kProtobufMediaType, 0) == 0;
-}
-
-// The whole body: bytes as sent for protobuf (extract_string would apply a text charset), text
-// otherwise.
-std::string ReadBody(http::http_response& resp, bool protobuf) {
-  if (!protobuf) return resp.extract_string(true).get();
-  const std::vector<unsigned char> bytes = resp.extract_vector().get();
-  return std::string(bytes.begin(), bytes.end());
-}
-
-// An error response's body as JSON text for StatusFromHttp (a protobuf one holds a Status).
-std::string ErrorBody(std::string text, bool protobuf) {
-  if (!protobuf) return text;
-  absl::StatusOr<ProtoObject> object = ParseProtoObject(text);
-  return object.ok() ? ProtoStatusToJson(object->raw).dump() : std::string();
-}
 
 std::string Describe(const Resource& r, const std::string& ns, const std::string& name) {
   return absl::StrCat(r.plural, " ", ns.empty() ? "" : absl::StrCat(ns, "/"), name);

@@ -36,6 +36,13 @@ class CliTest(unittest.TestCase):
                 self.assertEqual(r.returncode, 2)
                 self.assertIn("unknown flag --no-such-flag", r.stderr)
 
+    def test_operator_refuses_out_of_range_numbers_with_exit_2(self):
+        for flag in ("--workers=0", "--parallel-requests=0", "--max-requests-in-flight=-1", "--kube-api-qps=-1"):
+            with self.subTest(flag=flag):
+                r = run("disttrain-operator", flag)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("--max-requests-in-flight >= 0", r.stderr)
+
 
 class RenderTest(unittest.TestCase):
     EXAMPLE = os.path.join(os.path.dirname(__file__), "../../examples/quickstart.yaml")

@@ -210,6 +210,6 @@ case $step in
     echo up >"$NODE_STATUS"
     log "real node $NODE_NAME is Ready at $NODE_IP in $((SECONDS - start)) s" ;;
   import)  # a running node: load the images rebuilt since it started (make images)
-    [[ $(cat "$NODE_STATUS" 2>/dev/null) == up ]] && import_images ;;
+    if [[ $(cat "$NODE_STATUS" 2>/dev/null) == up ]]; then import_images; fi ;;
   *) echo "usage: node-up.sh prepare|start|import" >&2; exit 2 ;;
 esac
