@@ -93,7 +93,8 @@ def run_disttrain(trainer_bench, mib):
     for line in out.stdout.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
-            return r["push_pull_gb_per_s"] * 1e9, r["tcp_loopback_gb_per_s"] * 1e9
+            return (r["push_pull_gb_per_s"] * 1e9, r["tcp_loopback_gb_per_s"] * 1e9,
+                    r["tcp_two_connections_gb_per_s"] * 1e9)
     raise RuntimeError(f"no result from {trainer_bench}:\n{out.stderr[-2000:]}")
 
 
@@ -112,25 +113,32 @@ def main():
     args = p.parse_args()
     rows = []
     for mib in [int(s) for s in args.sizes.split(",")]:
-        tf_rates, ours, tcp = [], [], []
+        tf_rates, ours, tcp, tcp2 = [], [], [], []
         for _ in range(args.runs):
             tf_rates.append(run_tensorflow(mib, args.reps))
-            d, t = run_disttrain(args.trainer_bench, mib)
+            d, t, t2 = run_disttrain(args.trainer_bench, mib)
             ours.append(d)
             tcp.append(t)
+            tcp2.append(t2)
         row = {"bench": "ps_vs_tensorflow", "model_mib": mib, "runs": args.runs,
                "tensorflow_gb_per_s": statistics.median(tf_rates) / 1e9,
                "disttrain_gb_per_s": statistics.median(ours) / 1e9,
-               "tcp_loopback_gb_per_s": statistics.median(tcp) / 1e9}
+               "tcp_loopback_gb_per_s": statistics.median(tcp) / 1e9,
+               "tcp_two_connections_gb_per_s": statistics.median(tcp2) / 1e9,
+               "tensorflow_runs_gb_per_s": [round(x / 1e9, 3) for x in tf_rates],
+               "disttrain_runs_gb_per_s": [round(x / 1e9, 3) for x in ours]}
         row["ratio_vs_tensorflow"] = row["disttrain_gb_per_s"] / row["tensorflow_gb_per_s"]
         row["disttrain_ratio_vs_tcp"] = row["disttrain_gb_per_s"] / row["tcp_loopback_gb_per_s"]
+        row["tensorflow_ratio_vs_tcp"] = row["tensorflow_gb_per_s"] / row["tcp_loopback_gb_per_s"]
         print(json.dumps(row), flush=True)
         rows.append(row)
-    print("\n| model | TensorFlow GB/s | disttrain GB/s | disttrain / TensorFlow | TCP loopback GB/s | disttrain / TCP |")
-    print("|---|---|---|---|---|---|")
+    print("\n| model | TensorFlow GB/s | disttrain GB/s | disttrain / TensorFlow | TCP loopback GB/s | disttrain / TCP "
+          "| TensorFlow / TCP | TCP, 2 connections GB/s |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model_mib']} MiB | {r['tensorflow_gb_per_s']:.2f} | {r['disttrain_gb_per_s']:.2f} | "
-              f"{r['ratio_vs_tensorflow']:.2f}x | {r['tcp_loopback_gb_per_s']:.2f} | {r['disttrain_ratio_vs_tcp']:.2f} |")
+              f"{r['ratio_vs_tensorflow']:.2f}x | {r['tcp_loopback_gb_per_s']:.2f} | {r['disttrain_ratio_vs_tcp']:.2f} | "
+              f"{r['tensorflow_ratio_vs_tcp']:.2f} | {r['tcp_two_connections_gb_per_s']:.2f} |")
 
 
 if __name__ == "__main__":

@@ -3,10 +3,11 @@
 //
 //   transport  push+pull of one step through one parameter server (a separate disttrain-trainer
 //              process on loopback) for 1/16/64/256 MiB models, against one raw TCP loopback
-//              connection moving the same bytes. GB/s = 2 x model / step time. The headline is
-//              the asynchronous step (pull_early: both directions at once); also reported: the
-//              push-then-pull order synchronous training uses, and a pull alone (GB/s = model /
-//              time).
+//              connection moving the same bytes (and two connections at once, half each: the
+//              trainer's two connections per server with nothing but the copies). GB/s = 2 x model
+//              / step time. The headline is the asynchronous step (pull_early: both directions at
+//              once); also reported: the push-then-pull order synchronous training uses, and a pull
+//              alone (GB/s = model / time).
 //   memory     peak resident memory of that parameter server process while 4 workers push and
 //              pull at once, as a multiple of the model size.
 //   update     the async SGD update of a 64 MiB gradient on the server, against a plain memcpy of
@@ -79,36 +80,58 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
-// Bytes per second through one TCP loopback connection.
-double TcpThroughput(size_t bytes) {
-  sockaddr_in addr;
-  int listener = BoundLoopbackSocket(&addr);
-  listen(listener, 1);
-  std::vector<char> buf(1 << 20, 'x');
-  std::thread sender([&] {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    size_t sent = 0;
-    while (sent < bytes) {
-      ssize_t n = send(fd, buf.data(), std::min(buf.size(), bytes - sent), 0);
-      if (n <= 0) break;
-      sent += n;
-    }
-    close(fd);
-  });
-  int fd = accept(listener, nullptr, nullptr);
-  std::vector<char> rbuf(1 << 20);
-  auto start = Clock::now();
-  size_t got = 0;
-  while (got < bytes) {
-    ssize_t n = recv(fd, rbuf.data(), rbuf.size(), 0);
-    if (n <= 0) break;
-    got += n;
+// Bytes per second through `flows` TCP loopback connections at once, each carrying bytes / flows
+// (one: the classic single-stream figure; two: what push+pull over the trainer's two connections
+// per server could reach at best, both directions' copies sharing the same cores).
+double TcpThroughput(size_t bytes, int flows = 1) {
+  struct Flow {
+    int listener = -1, fd = -1;
+    sockaddr_in addr{};
+    size_t got = 0;
+  };
+  std::vector<Flow> f(flows);
+  const size_t each = bytes / flows;
+  for (Flow& x : f) {
+    x.listener = BoundLoopbackSocket(&x.addr);
+    listen(x.listener, 1);
   }
+  std::vector<std::thread> senders;
+  for (Flow& x : f) {
+    senders.emplace_back([&x, each] {
+      std::vector<char> buf(1 << 20, 'x');
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      connect(fd, reinterpret_cast<sockaddr*>(&x.addr), sizeof(x.addr));
+      size_t sent = 0;
+      while (sent < each) {
+        ssize_t n = send(fd, buf.data(), std::min(buf.size(), each - sent), 0);
+        if (n <= 0) break;
+        sent += n;
+      }
+      close(fd);
+    });
+  }
+  for (Flow& x : f) x.fd = accept(x.listener, nullptr, nullptr);
+  auto start = Clock::now();
+  std::vector<std::thread> receivers;
+  for (Flow& x : f) {
+    receivers.emplace_back([&x, each] {
+      std::vector<char> rbuf(1 << 20);
+      while (x.got < each) {
+        ssize_t n = recv(x.fd, rbuf.data(), rbuf.size(), 0);
+        if (n <= 0) break;
+        x.got += n;
+      }
+    });
+  }
+  for (std::thread& t : receivers) t.join();
   auto end = Clock::now();
-  sender.join();
-  close(fd);
-  close(listener);
+  for (std::thread& t : senders) t.join();
+  size_t got = 0;
+  for (Flow& x : f) {
+    got += x.got;
+    close(x.fd);
+    close(x.listener);
+  }
   return got / Seconds(start, end);
 }
 
@@ -184,7 +207,7 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
     Params params = {std::vector<float>(vars[0].size, 1.0f)}, grads = params;
     if (!Init(&client, params)) return;
     const int reps = mib >= 256 ? 5 : (mib >= 64 ? 7 : (mib >= 16 ? 9 : 25));
-    std::vector<double> rates, sequential_rates, pull_rates, tcp_rates;
+    std::vector<double> rates, sequential_rates, pull_rates, tcp_rates, tcp2_rates;
     for (int r = 0; r <= reps; ++r) {
       auto start = Clock::now();
       absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, Async(r), &params);
@@ -203,6 +226,7 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
       sequential_rates.push_back(2.0 * mib * kMiB / Seconds(t1, t2));
       pull_rates.push_back(mib * kMiB / Seconds(t2, end));
       tcp_rates.push_back(TcpThroughput(2 * mib * (1 << 20)));
+      tcp2_rates.push_back(TcpThroughput(2 * mib * (1 << 20), 2));
     }
     const double g = Median(rates), t = Median(tcp_rates);
     std::cout << nlohmann::json{{"bench", "ps_push_pull"},
@@ -212,7 +236,9 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
                                 {"push_then_pull_gb_per_s", Median(sequential_rates) / 1e9},
                                 {"pull_only_gb_per_s", Median(pull_rates) / 1e9},
                                 {"tcp_loopback_gb_per_s", t / 1e9},
-                                {"ratio_vs_tcp", g / t}}
+                                {"ratio_vs_tcp", g / t},
+                                {"tcp_two_connections_gb_per_s", Median(tcp2_rates) / 1e9},
+                                {"ratio_vs_tcp_two_connections", g / Median(tcp2_rates)}}
                      .dump()
               << std::endl;
   }

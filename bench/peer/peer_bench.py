@@ -38,6 +38,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PERF_HZ = 99  # perf record -F for --flamegraph (--perf-hz)
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "e2e"))
 from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until  # noqa: E402
@@ -142,14 +143,21 @@ class Ours:
         wait_until("the operator's caches", lambda: "caches synced" in open(self.log.name).read(), timeout=60)
         return self
 
-    def requests(self):
-        """{method: count} of the API requests made so far, from the operator's own /metrics."""
+    def metrics(self):
         port = re.search(r"metrics_port=(\d+)", open(self.log.name).read()).group(1)
-        text = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"], capture_output=True,
+        return subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"], capture_output=True,
                               text=True, timeout=10).stdout
+
+    def requests(self):
+        """{method: count} of the API requests made so far, and "reconciles": the reconcile passes,
+        from the operator's own /metrics."""
+        text = self.metrics()
         counts = {}
         for m in re.finditer(r'^rest_client_requests_total\{[^}]*method="(\w+)"[^}]*\} (\S+)$', text, re.M):
             counts[m.group(1)] = counts.get(m.group(1), 0) + int(float(m.group(2)))
+        # Reconcile passes (every result), for telling how many passes a change saves.
+        counts["reconciles"] = sum(int(float(m.group(1))) for m in re.finditer(
+            r'^controller_runtime_reconcile_total\{[^}]*\} (\S+)$', text, re.M))
         return counts
 
     def stop(self):
@@ -197,7 +205,7 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
         watcher = PodWatcher(ns, selector)
         perf = None
         if profile:  # sample the operator's stacks for the whole run (DWARF unwinding: no frame pointers)
-            perf = subprocess.Popen(["perf", "record", "-q", "-F", "99", "--call-graph", "dwarf,8192", "-p",
+            perf = subprocess.Popen(["perf", "record", "-q", "-F", str(PERF_HZ), "--call-graph", "dwarf,8192", "-p",
                                      str(operator.proc.pid), "-o", profile], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
         try:
@@ -333,6 +341,7 @@ def main():
     ap.add_argument("--scale", nargs="?", const="7,1", metavar="SHAPES",
                     help="ours only: 1,000 jobs x 7 pods (shape 7) and 5,000 single-chief jobs (shape 1), one run "
                     "each, or only the shapes listed (--scale 1); prints JSON lines and a table")
+    ap.add_argument("--perf-hz", type=int, default=99, help="perf's sampling rate for --flamegraph")
     ap.add_argument("--flamegraph", metavar="SVG", help="profile our operator's first run with perf and write a "
                     "flame graph (bench/peer/flamegraph.py) and, beside it, a .txt of the hottest objects and functions")
     a = ap.parse_args()
@@ -342,6 +351,8 @@ def main():
     Peer.install(folder)
     matched = ["--controller-threads=6", "--kube-api-qps=400", "--kube-api-burst=800"]  # our --workers, QPS, burst
     profile = tempfile.mktemp(prefix="disttrain-perf-", suffix=".data") if a.flamegraph else None
+    global PERF_HZ
+    PERF_HZ = a.perf_hz
     ours = "app.kubernetes.io/managed-by=disttrain-operator"
     run = functools.partial(run_operator, preload=a.preload)
     contenders = {
@@ -379,10 +390,11 @@ def main():
                 from flamegraph import fold, render, summary
                 stacks = fold(script.splitlines())
                 with open(a.flamegraph, "w") as f:
-                    f.write(render(stacks, f"disttrain-operator, {a.jobs} jobs x 7 pods (make bench-peer, perf -F 99)"))
+                    f.write(render(stacks, f"disttrain-operator, {a.jobs} jobs x 7 pods (make bench-peer, perf -F {PERF_HZ})"))
                 with open(os.path.splitext(a.flamegraph)[0] + ".txt", "w") as f:
                     f.write(summary(stacks))
-                os.unlink(profile)
+                kept = os.path.splitext(a.flamegraph)[0] + ".perf.data"
+                os.replace(profile, kept)  # for perf report; not committed
                 profile = None
     text = table(results, a.jobs, a.runs)
     print(text)

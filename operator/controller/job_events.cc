@@ -1,5 +1,9 @@
 #include "operator/controller/job_events.h"
 
+#include <algorithm>
+#include <initializer_list>
+#include <string_view>
+
 #include "absl/strings/str_cat.h"
 #include "operator/api/labels.h"
 
@@ -23,16 +27,63 @@ runtime::EventHandler EnqueueBy(runtime::WorkQueue* queue,
 
 std::string JobKey(const runtime::ObjectPtr& job) { return runtime::ObjectKey(*job); }
 
-}  // namespace
-
-std::string OwnerKey(const runtime::ObjectPtr& obj) {
-  const json& meta = obj->value("metadata", json::object());
-  std::string job = meta.value("labels", json::object()).value(api::kLabelJobName, "");
-  if (job.empty()) return "";
-  return absl::StrCat(meta.value("namespace", ""), "/", job);
+// Whether `a` and `b` hold the same members, ignoring those named in `skip`.
+bool SameExcept(const json& a, const json& b, std::initializer_list<std::string_view> skip) {
+  if (!a.is_object() || !b.is_object()) return a == b;
+  auto skipped = [&](const std::string& k) {
+    return std::find(skip.begin(), skip.end(), k) != skip.end();
+  };
+  size_t compared = 0;
+  for (const auto& [k, v] : a.items()) {
+    if (skipped(k)) continue;
+    auto it = b.find(k);
+    if (it == b.end() || *it != v) return false;
+    ++compared;
+  }
+  for (const auto& [k, v] : b.items()) {
+    if (!skipped(k)) --compared;
+  }
+  return compared == 0;
 }
 
-runtime::EventHandler EnqueueJobs(runtime::WorkQueue* queue) { return EnqueueBy(queue, JobKey); }
+}  // namespace
+
+bool StatusOnlyChange(const runtime::ObjectPtr& old_job, const runtime::ObjectPtr& new_job) {
+  const json& a = *old_job;
+  const json& b = *new_job;
+  const std::string rv = a.value("/metadata/resourceVersion"_json_pointer, "");
+  // The same version again is a relist re-delivering the job: a resync, reconciled as ever.
+  if (rv.empty() || rv == b.value("/metadata/resourceVersion"_json_pointer, "")) return false;
+  const json empty = json::object();
+  auto metadata = [&](const json& o) -> const json& {
+    auto it = o.find("metadata");
+    return it == o.end() ? empty : *it;
+  };
+  return SameExcept(a, b, {"status", "metadata"}) &&
+         SameExcept(metadata(a), metadata(b), {"resourceVersion", "managedFields"});
+}
+
+namespace {}  // namespace
+
+std::string OwnerKey(const runtime::ObjectPtr& obj) {
+  // Looked up in place: value("metadata", {}) would copy the metadata for every pod event.
+  auto meta = obj->find("metadata");
+  if (meta == obj->end() || !meta->is_object()) return "";
+  auto labels = meta->find("labels");
+  if (labels == meta->end() || !labels->is_object()) return "";
+  auto job = labels->find(api::kLabelJobName);
+  if (job == labels->end() || !job->is_string() || job->get_ref<const std::string&>().empty())
+    return "";
+  return absl::StrCat(meta->value("namespace", ""), "/", job->get_ref<const std::string&>());
+}
+
+runtime::EventHandler EnqueueJobs(runtime::WorkQueue* queue) {
+  runtime::EventHandler handler = EnqueueBy(queue, JobKey);
+  handler.on_update = [queue](const runtime::ObjectPtr& old, const runtime::ObjectPtr& now) {
+    if (!StatusOnlyChange(old, now)) queue->Add(JobKey(now));
+  };
+  return handler;
+}
 
 runtime::EventHandler EnqueueServiceOwners(runtime::WorkQueue* queue) {
   return EnqueueBy(queue, OwnerKey);

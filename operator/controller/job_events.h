@@ -14,7 +14,16 @@ namespace disttrain::controller {
 // "namespace/job" of a pod or service the operator made (its job-name label); "" otherwise.
 std::string OwnerKey(const runtime::ObjectPtr& obj);
 
-// Jobs enqueue themselves.
+// Whether a job's new version differs from the old only in its status (and resourceVersion,
+// managedFields): what the operator's own status write brings back through the watch. The same
+// resourceVersion (a relist re-delivering the job) is not such a change.
+bool StatusOnlyChange(const runtime::ObjectPtr& old_job, const runtime::ObjectPtr& new_job);
+
+// Jobs enqueue themselves, except for a status-only change: the pass that wrote that status
+// already did what it called for (a pass that failed, e.g. on a 409 Conflict, is retried with
+// backoff by the work queue), so a pass per status write would only re-read the same state.
+// controller-runtime's GenerationChangedPredicate does the same, but here labels, annotations,
+// finalizers and a deletion still count.
 runtime::EventHandler EnqueueJobs(runtime::WorkQueue* queue);
 
 // Services enqueue their job.

@@ -38,9 +38,28 @@ bool JobReconciler::Deleted(const std::string& uid) {
   return deleting_.count(uid) > 0;
 }
 
+bool JobReconciler::BehindOwnWrite(const std::string& key, const json& cached) {
+  absl::MutexLock lock(&mu_);
+  auto it = replaced_.find(key);
+  if (it == replaced_.end()) return false;
+  const auto& [rv, when] = it->second;
+  if (rv == cached.value("/metadata/resourceVersion"_json_pointer, "") &&
+      deps_.clock->Now() - when < kCacheCatchUpLimit) {
+    return true;
+  }
+  replaced_.erase(it);  // caught up (or waited long enough: a 409 will tell)
+  return false;
+}
+
 absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = deps_.jobs->Get(key);
-  if (cached == nullptr) return runtime::ReconcileResult{};  // deleted: the GC removes its objects
+  if (cached == nullptr) {  // deleted: the GC removes its objects
+    absl::MutexLock lock(&mu_);
+    replaced_.erase(key);
+    return runtime::ReconcileResult{};
+  }
+  // The job's status events queue no pass (EnqueueJobs), so this one asks to come back.
+  if (BehindOwnWrite(key, *cached)) return runtime::ReconcileResult{kCacheCatchUp};
   // Decoding type-checks what a pass reads, so nothing should throw; if a library still does,
   // this job is retried with backoff and told why, and every other job keeps its controller.
   try {
@@ -54,14 +73,14 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::str
 
 absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json& cached) {
   Pass p;
-  p.object = cached;
+  p.object = &cached;  // the cache's own copy, not copied: a pass only reads it
   p.now = deps_.clock->Now();
-  if (p.object.contains("status")) {
-    if (absl::StatusOr<api::JobStatus> st = api::DecodeStatus(p.object["status"]); st.ok())
+  if (cached.contains("status")) {
+    if (absl::StatusOr<api::JobStatus> st = api::DecodeStatus(cached.at("status")); st.ok())
       p.original = *st;
   }
   p.status = p.original;
-  absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(p.object);
+  absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(cached);
   if (job.ok()) {
     if (job->metadata.deletion_timestamp) return runtime::ReconcileResult{};
     p.job = *std::move(job);
@@ -282,25 +301,31 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
   for (const char* field : {"startTime", "completionTime"}) {
     if (!status.contains(field)) status[field] = nullptr;  // merge patch: remove
   }
-  const std::string ns = p.object.value("/metadata/namespace"_json_pointer, "");
-  const std::string name = p.object.value("/metadata/name"_json_pointer, "");
+  const std::string ns = p.object->value("/metadata/namespace"_json_pointer, "");
+  const std::string name = p.object->value("/metadata/name"_json_pointer, "");
   // The resourceVersion makes the patch conditional: a pass computed from a stale cache gets
   // 409 Conflict instead of overwriting a newer status (the merge patch replaces conditions and
-  // restartingPods whole), and the job is retried once the cache has the new version.
+  // restartingPods whole), and the job is retried with backoff. The version this write replaces
+  // is remembered: a pass that finds it still cached waits for the watch (BehindOwnWrite) instead.
   json patch = {
       {"metadata",
-       {{"resourceVersion", p.object.value("/metadata/resourceVersion"_json_pointer, "")}}},
+       {{"resourceVersion", p.object->value("/metadata/resourceVersion"_json_pointer, "")}}},
       {"status", status}};
   absl::Status s = deps_.client->Patch(kube::kDistributedTrainings, ns, name,
                                        kube::PatchType::kMerge, patch, "status");
+  if (s.ok()) {
+    absl::MutexLock lock(&mu_);
+    replaced_[absl::StrCat(ns, "/", name)] = {
+        p.object->value("/metadata/resourceVersion"_json_pointer, ""), deps_.clock->Now()};
+  }
   if (!s.ok() && !kube::IsNotFound(s)) return s;
   return absl::OkStatus();
 }
 
 void JobReconciler::EmitEvents(Pass& p) {
   for (const Pass::Event& e : p.events) {
-    deps_.events->Record(p.object, e.type, e.reason, e.message);
-    LogInfo(e.message, {{"job", runtime::ObjectKey(p.object)}, {"reason", e.reason}});
+    deps_.events->Record(*p.object, e.type, e.reason, e.message);
+    LogInfo(e.message, {{"job", runtime::ObjectKey(*p.object)}, {"reason", e.reason}});
   }
 }
 

@@ -43,6 +43,10 @@ class JobReconciler : public runtime::Reconciler {
   // Passes in a row whose pod creation failed with a retryable error before the job gets the
   // ReplicaFailure condition (a permanent error sets it at once).
   static constexpr int kCreateFailuresBeforeCondition = 3;
+  // How long a pass waits for the job cache to catch up with this process's own status write
+  // before it retries, and how long it keeps waiting before it reads the cache as it is.
+  static constexpr absl::Duration kCacheCatchUp = absl::Milliseconds(20);
+  static constexpr absl::Duration kCacheCatchUpLimit = absl::Seconds(5);
 
   explicit JobReconciler(ReconcilerDeps deps);
 
@@ -55,6 +59,10 @@ class JobReconciler : public runtime::Reconciler {
   struct Pass;
 
   absl::StatusOr<runtime::ReconcileResult> ReconcileJob(const nlohmann::json& cached);
+  // Whether `cached` is the version this process's last status write of the job replaced (the
+  // watch has not brought the write back yet). A pass from it would compute from the old status
+  // and its conditional write would get 409 Conflict.
+  bool BehindOwnWrite(const std::string& key, const nlohmann::json& cached);
   void ReadChildren(Pass& p);
   void FailInvalid(Pass& p, const absl::Status& why);
   void Run(Pass& p);
@@ -86,6 +94,8 @@ class JobReconciler : public runtime::Reconciler {
   std::set<std::string> deleting_ ABSL_GUARDED_BY(mu_);
   // Job UID -> passes in a row whose pod or Service creation failed.
   std::map<std::string, int> create_failures_ ABSL_GUARDED_BY(mu_);
+  // Job key -> the resourceVersion its last successful status write replaced, and when.
+  std::map<std::string, std::pair<std::string, absl::Time>> replaced_ ABSL_GUARDED_BY(mu_);
   // UIDs of finished jobs whose PodGroup this process deleted.
   std::set<std::string> pod_groups_deleted_ ABSL_GUARDED_BY(mu_);
 };

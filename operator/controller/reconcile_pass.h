@@ -22,7 +22,7 @@
 namespace disttrain::controller {
 
 struct JobReconciler::Pass {
-  nlohmann::json object;  // the job as cached
+  const nlohmann::json* object = nullptr;  // the job as cached (the cache's immutable copy)
   api::DistributedTraining job;
   api::JobStatus original;  // the status as cached
   api::JobStatus status;    // the status this pass computes

@@ -30,6 +30,74 @@ TEST(JobEventsTest, OwnerKeyIsTheJobLabelInThePodsNamespace) {
   EXPECT_EQ(OwnerKey(std::make_shared<const json>(json{{"metadata", {{"name", "x"}}}})), "");
 }
 
+runtime::ObjectPtr Job(const std::string& rv, json spec, json status,
+                       json labels = json::object()) {
+  json job = {{"metadata",
+               {{"namespace", "ns"},
+                {"name", "mnist"},
+                {"resourceVersion", rv},
+                {"generation", 1},
+                {"labels", std::move(labels)}}},
+              {"spec", std::move(spec)},
+              {"status", std::move(status)}};
+  return std::make_shared<const json>(std::move(job));
+}
+
+TEST(JobEventsTest, OwnerKeyNeedsAJobLabelThatIsANonEmptyString) {
+  auto with_labels = [](json labels) {
+    return std::make_shared<const json>(
+        json{{"metadata", {{"namespace", "ns"}, {"labels", std::move(labels)}}}});
+  };
+  EXPECT_EQ(OwnerKey(with_labels({{"disttrain.io/job-name", ""}})), "");
+  EXPECT_EQ(OwnerKey(with_labels({{"disttrain.io/job-name", 7}})), "");
+  EXPECT_EQ(OwnerKey(with_labels({{"other", "x"}})), "");
+  EXPECT_EQ(OwnerKey(with_labels("not an object")), "");
+  EXPECT_EQ(OwnerKey(with_labels({{"disttrain.io/job-name", "j"}})), "ns/j");
+}
+
+TEST(JobEventsTest, OnlyAStatusChangeIsNoReasonForAPass) {
+  const json spec = {{"replicaSpecs", {{"Chief", {{"replicas", 1}}}}}};
+  const json running = {{"state", "Running"}};
+  const json done = {{"state", "Succeeded"}};
+  // The operator's own status write coming back: a new version, only the status differs.
+  EXPECT_TRUE(StatusOnlyChange(Job("1", spec, running), Job("2", spec, done)));
+  // A relist re-delivering the same version is a resync and counts.
+  EXPECT_FALSE(StatusOnlyChange(Job("2", spec, done), Job("2", spec, done)));
+  // The spec (e.g. suspend), labels, a deletion, finalizers: all count.
+  json suspended = spec;
+  suspended["runPolicy"]["suspend"] = true;
+  EXPECT_FALSE(StatusOnlyChange(Job("1", spec, running), Job("2", suspended, running)));
+  EXPECT_FALSE(StatusOnlyChange(Job("1", spec, running), Job("2", spec, running, {{"a", "b"}})));
+  json deleting = *Job("2", spec, running);
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-24T00:00:00Z";
+  EXPECT_FALSE(StatusOnlyChange(Job("1", spec, running), std::make_shared<const json>(deleting)));
+  json finalized = *Job("1", spec, running);
+  finalized["metadata"]["finalizers"] = {"x"};
+  json unfinalized = finalized;
+  unfinalized["metadata"]["resourceVersion"] = "2";
+  unfinalized["metadata"].erase("finalizers");
+  EXPECT_FALSE(StatusOnlyChange(std::make_shared<const json>(finalized),
+                                std::make_shared<const json>(unfinalized)));
+}
+
+TEST(JobEventsTest, JobsQueueForEveryChangeButTheirOwnStatus) {
+  runtime::FakeClock clock;
+  runtime::WorkQueue queue(Manual(), &clock);
+  runtime::EventHandler jobs = EnqueueJobs(&queue);
+  const json spec = {{"replicaSpecs", {{"Chief", {{"replicas", 1}}}}}};
+  jobs.on_update(Job("1", spec, {{"state", "Created"}}), Job("2", spec, {{"state", "Running"}}));
+  EXPECT_EQ(queue.Len(), 0) << "a status-only change queued the job";
+  jobs.on_update(Job("2", spec, {{"state", "Running"}}),
+                 Job("3", {{"x", 1}}, {{"state", "Running"}}));
+  EXPECT_EQ(queue.Get(), "ns/mnist");
+  queue.Done("ns/mnist");
+  jobs.on_add(Job("4", spec, json::object()));
+  EXPECT_EQ(queue.Get(), "ns/mnist");
+  queue.Done("ns/mnist");
+  jobs.on_delete(Job("5", spec, json::object()));
+  EXPECT_EQ(queue.Get(), "ns/mnist");
+}
+
 TEST(JobEventsTest, APodThatJustExitedPutsItsJobAheadOfJobsBeingCreated) {
   runtime::FakeClock clock;
   runtime::WorkQueue queue(Manual(), &clock);

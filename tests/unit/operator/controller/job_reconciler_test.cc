@@ -97,8 +97,17 @@ TEST(JobReconcilerTest, AStaleCacheNeverCountsARestartTwice) {
   h.SetPod("dist-worker-0", "Failed", 137);
   h.Sync();
   ASSERT_TRUE(h.reconciler->Reconcile("default/dist").ok());
-  // The caches still hold the failed pod and the job without the new status.
+  // The caches still hold the failed pod and the job without the new status: the pass knows
+  // the version its own write replaced, does nothing and comes back shortly.
+  const int patches = h.Requests("patch", "distributedtrainings");
   absl::StatusOr<runtime::ReconcileResult> again = h.reconciler->Reconcile("default/dist");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->requeue_after, JobReconciler::kCacheCatchUp);
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), patches) << "wrote from a stale cache";
+  // A cache that never catches up is read as it is after a while: the conditional write then
+  // gets 409 Conflict and counts nothing.
+  h.clock.Advance(JobReconciler::kCacheCatchUpLimit);
+  again = h.reconciler->Reconcile("default/dist");
   EXPECT_TRUE(kube::IsConflict(again.status())) << again.status();
   h.Sync();
   ASSERT_TRUE(h.reconciler->Reconcile("default/dist").ok());
