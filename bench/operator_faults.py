@@ -187,6 +187,11 @@ def run_faults(jobs=100, seed=None, timeout=600, operator_args=()):
     seed = seed if seed is not None else int(time.time())
     rng = random.Random(seed)
     install_crd()
+    # A namespace an earlier suite is still deleting must be gone before the API server restarts
+    # below: seen once, the namespace controller finished such a deletion right after a restart
+    # and left its 100 DistributedTrainings behind, in a namespace that no longer existed.
+    wait_until("namespaces being deleted to be gone", lambda: "Terminating" not in kubectl(
+        "get", "namespaces", "-o", "jsonpath={.items[*].status.phase}").stdout, timeout=300)
     os.makedirs(LOG_DIR, exist_ok=True)
     upstream = admin_config()["clusters"][0]["cluster"]["server"]
     proxy = Toxiproxy(upstream.removeprefix("https://"))

@@ -348,6 +348,12 @@ def main():
     folder = subprocess.run([os.path.join(HERE, "build-peer.sh")], capture_output=True, text=True,
                             check=True).stdout.strip()
     install_crd()
+    # Our operator caches every DistributedTraining in the cluster: jobs left by another run would
+    # cost it memory and passes the peer (which watches TFJobs) does not pay.
+    leftover = len(get_json("distributedtrainings", "-A")["items"])
+    if leftover:
+        sys.exit(f"{leftover} DistributedTrainings already exist in the cluster; delete them first "
+                 "(kubectl delete distributedtrainings -A --all) so both operators start alike")
     Peer.install(folder)
     matched = ["--controller-threads=6", "--kube-api-qps=400", "--kube-api-burst=800"]  # our --workers, QPS, burst
     profile = tempfile.mktemp(prefix="disttrain-perf-", suffix=".data") if a.flamegraph else None
@@ -393,8 +399,9 @@ def main():
                     f.write(render(stacks, f"disttrain-operator, {a.jobs} jobs x 7 pods (make bench-peer, perf -F {PERF_HZ})"))
                 with open(os.path.splitext(a.flamegraph)[0] + ".txt", "w") as f:
                     f.write(summary(stacks))
-                kept = os.path.splitext(a.flamegraph)[0] + ".perf.data"
-                os.replace(profile, kept)  # for perf report; not committed
+                kept = os.path.join(tempfile.gettempdir(), "disttrain-operator.perf.data")
+                os.replace(profile, kept)  # for perf report
+                print(f"perf data kept in {kept}", file=sys.stderr)
                 profile = None
     text = table(results, a.jobs, a.runs)
     print(text)

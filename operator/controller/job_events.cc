@@ -63,8 +63,6 @@ bool StatusOnlyChange(const runtime::ObjectPtr& old_job, const runtime::ObjectPt
          SameExcept(metadata(a), metadata(b), {"resourceVersion", "managedFields"});
 }
 
-namespace {}  // namespace
-
 std::string OwnerKey(const runtime::ObjectPtr& obj) {
   // Looked up in place: value("metadata", {}) would copy the metadata for every pod event.
   auto meta = obj->find("metadata");
