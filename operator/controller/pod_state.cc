@@ -2,6 +2,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/json_members.h"
 #include "operator/api/labels.h"
 #include "operator/controller/tf_config_builder.h"
 
@@ -10,8 +11,8 @@ namespace disttrain::controller {
 using nlohmann::json;
 
 std::optional<PodState> ReadPodState(const json& pod) {
-  const json& meta = pod.value("metadata", json::object());
-  const json& labels = meta.value("labels", json::object());
+  const json& meta = ObjectMember(pod, "metadata");
+  const json& labels = ObjectMember(meta, "labels");
   PodState s;
   std::string role = labels.value(api::kLabelReplicaType, "");
   bool found = false;
@@ -27,7 +28,7 @@ std::optional<PodState> ReadPodState(const json& pod) {
   s.uid = meta.value("uid", "");
   s.terminating = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
 
-  const json& status = pod.value("status", json::object());
+  const json& status = ObjectMember(pod, "status");
   const std::string phase = status.value("phase", "Pending");
   s.phase = phase == "Running"     ? PodPhase::kRunning
             : phase == "Succeeded" ? PodPhase::kSucceeded
@@ -35,7 +36,7 @@ std::optional<PodState> ReadPodState(const json& pod) {
             : phase == "Pending"   ? PodPhase::kPending
                                    : PodPhase::kUnknown;
   s.reason = status.value("reason", "");
-  for (const json& c : status.value("conditions", json::array())) {
+  for (const json& c : ArrayMember(status, "conditions")) {
     if (c.value("type", "") == "Ready") s.ready = c.value("status", "") == "True";
   }
 
@@ -43,7 +44,7 @@ std::optional<PodState> ReadPodState(const json& pod) {
   if (int main = MainContainerIndex(pod); main >= 0) {
     main_name = pod["spec"]["containers"][main].value("name", "");
   }
-  const json& statuses = status.value("containerStatuses", json::array());
+  const json& statuses = ArrayMember(status, "containerStatuses");
   std::optional<int> main_exit, any_failed_exit;
   std::string main_reason, any_reason;
   for (const json& cs : statuses) {

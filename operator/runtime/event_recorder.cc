@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/json_members.h"
 #include "common/log.h"
 #include "operator/kube/errors.h"
 
@@ -22,7 +23,7 @@ std::string KubeTime(absl::Time t) {
 
 void KubeEventRecorder::Record(const nlohmann::json& object, EventType type,
                                const std::string& reason, const std::string& message) {
-  const nlohmann::json& meta = object.value("metadata", nlohmann::json::object());
+  const nlohmann::json& meta = ObjectMember(object, "metadata");
   const std::string key = absl::StrCat(
       meta.value("namespace", ""), "/", meta.value("name", ""), "/", meta.value("uid", ""), "/",
       type == EventType::kNormal ? "N" : "W", "/", reason, "/", message);
@@ -56,7 +57,7 @@ void KubeEventRecorder::Create(const nlohmann::json& object, EventType type,
                                const std::string& reason, const std::string& message,
                                const std::string& key) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
-  const nlohmann::json& meta = object.value("metadata", nlohmann::json::object());
+  const nlohmann::json& meta = ObjectMember(object, "metadata");
   const std::string ns = meta.value("namespace", "default");
   const std::string name = meta.value("name", "");
   const absl::Time now = clock_->Now();

@@ -1,9 +1,11 @@
 #include "operator/runtime/store.h"
 
+#include "common/json_members.h"
+
 namespace disttrain::runtime {
 
 std::string ObjectKey(const nlohmann::json& object) {
-  const nlohmann::json& meta = object.value("metadata", nlohmann::json::object());
+  const nlohmann::json& meta = ObjectMember(object, "metadata");
   std::string ns = meta.value("namespace", "");
   std::string name = meta.value("name", "");
   return ns.empty() ? name : ns + "/" + name;
