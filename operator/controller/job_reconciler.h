@@ -44,9 +44,12 @@ class JobReconciler : public runtime::Reconciler {
   // ReplicaFailure condition (a permanent error sets it at once).
   static constexpr int kCreateFailuresBeforeCondition = 3;
   // How long a pass waits for the job cache to catch up with this process's own status write
-  // before it retries, and how long it keeps waiting before it reads the cache as it is.
+  // before it retries, and how long it keeps waiting before it reads the cache as it is. The
+  // limit is short because a write the API server finds changes nothing brings no new version:
+  // the wait then costs the job at most this long (the watch itself brings a write back in
+  // milliseconds).
   static constexpr absl::Duration kCacheCatchUp = absl::Milliseconds(20);
-  static constexpr absl::Duration kCacheCatchUpLimit = absl::Seconds(5);
+  static constexpr absl::Duration kCacheCatchUpLimit = absl::Seconds(1);
 
   explicit JobReconciler(ReconcilerDeps deps);
 
