@@ -217,6 +217,9 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
                 submit(items, ns)
                 applied = time.monotonic() - start
             wait_until("every pod to exist", lambda: len(watcher.added) >= pods_per_job * jobs, timeout=timeout)
+            # What the creation phase cost the API server, and which requests the operator made in it.
+            server_created = server_cpu() - server0
+            requests_created = operator.requests() if hasattr(operator, "requests") else None
             # With preloaded jobs, from the first pod to the last (as the bare client's time).
             created = max(watcher.added.values()) - (min(watcher.added.values()) if preload else start)
             # A pod deleted before it ever ran (a worker of a job whose chief finished while the
@@ -244,22 +247,26 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
             operator.stop()
     return {"contender": name, "jobs": jobs, "pods": pods_per_job * jobs, "preloaded": preload,
             "jobs_applied_s": round(applied, 2), "all_pods_exist_s": round(created, 2),
-            "apiserver_cpu_s": round(server1 - server0, 2),
+            "apiserver_cpu_s": round(server1 - server0, 2), "apiserver_cpu_creating_s": round(server_created, 2),
             "all_running_s": round(running, 2), "never_ran": len(set(watcher.added) - set(watcher.running)), "all_succeeded_s": round(succeeded, 2),
             "ps_teardown_ms_p50": round(percentile(latencies, 50), 1) if latencies else None,
             "ps_teardown_ms_p99": round(percentile(latencies, 99), 1) if latencies else None,
             "cpu_s": round(cpu1 - cpu0, 2), "peak_rss_mb": round(peak, 1), "idle_rss_mb": round(idle, 1),
-            **({"api_requests": requests} if requests is not None else {})}
+            **({"api_requests": requests} if requests is not None else {}),
+            **({"api_requests_creating": requests_created} if requests_created is not None else {})}
 
 
 def run_bare(bare_client, jobs, threads=16):
     with BenchNamespace("bare") as ns:
+        server0 = server_cpu()
         out = subprocess.run([bare_client, "--kubeconfig", KUBECONFIG, "--namespace", ns, "--jobs", str(jobs),
                               "--threads", str(threads)], capture_output=True, text=True, timeout=600)
         if out.returncode != 0:
             raise AssertionError(f"bare_client failed: {out.stderr[-2000:]}")
         r = json.loads(out.stdout)
+        server1 = server_cpu()
     return {"contender": "bare-client", "jobs": jobs, "all_pods_exist_s": round(r["seconds"], 2),
+            "apiserver_cpu_creating_s": round(server1 - server0, 2),
             "objects": r["objects"], "threads": threads}
 
 

@@ -50,6 +50,9 @@ class JobReconciler : public runtime::Reconciler {
   // milliseconds).
   static constexpr absl::Duration kCacheCatchUp = absl::Milliseconds(20);
   static constexpr absl::Duration kCacheCatchUpLimit = absl::Seconds(1);
+  // A new job's first status write waits for the pass its new pods' events bring (FirstWriteWaits);
+  // the first pass asks to come back after this long in case no event does.
+  static constexpr absl::Duration kFirstWriteWait = absl::Seconds(1);
 
   explicit JobReconciler(ReconcilerDeps deps);
 
@@ -66,6 +69,10 @@ class JobReconciler : public runtime::Reconciler {
   // watch has not brought the write back yet). A pass from it would compute from the old status
   // and its conditional write would get 409 Conflict.
   bool BehindOwnWrite(const std::string& key, const nlohmann::json& cached);
+  // Whether this pass, a new job's first, may leave its status to the next pass (see the .cc),
+  // and the time its first pass ran once one did (else `now`).
+  bool FirstWriteWaits(const Pass& p) const;
+  absl::Time FirstPassTime(const std::string& key, const std::string& uid, absl::Time now);
   void ReadChildren(Pass& p);
   void FailInvalid(Pass& p, const absl::Status& why);
   void Run(Pass& p);
@@ -99,6 +106,8 @@ class JobReconciler : public runtime::Reconciler {
   std::map<std::string, int> create_failures_ ABSL_GUARDED_BY(mu_);
   // Job key -> the resourceVersion its last successful status write replaced, and when.
   std::map<std::string, std::pair<std::string, absl::Time>> replaced_ ABSL_GUARDED_BY(mu_);
+  // Job key -> (UID, when its first pass ran) for new jobs whose first status write waits.
+  std::map<std::string, std::pair<std::string, absl::Time>> first_pass_ ABSL_GUARDED_BY(mu_);
   // UIDs of finished jobs whose PodGroup this process deleted.
   std::set<std::string> pod_groups_deleted_ ABSL_GUARDED_BY(mu_);
 };

@@ -107,6 +107,7 @@ bool JobReconciler::CreateMissing(Pass& p) {
     if (!o.service.ok()) failed("FailedCreateService", o.service);
     if (o.created) {
       created.push_back(name);
+      p.created_pods = true;
     } else if (o.pod.code() == absl::StatusCode::kInvalidArgument) {
       // The template itself is refused: no retry will ever succeed.
       p.Warn("FailedCreatePod", std::string(o.pod.message()));

@@ -37,7 +37,11 @@ struct JobReconciler::Pass {
   std::vector<PodState> replace;     // failed pods to delete once the status counts their restart
   std::optional<absl::Duration> requeue;
   absl::Time now;
-  bool deleted = false;  // the job itself was deleted (TTL)
+  // When the job's first pass ran: `now`, unless that pass left its status write to this one
+  // (JobReconciler::FirstWriteWaits). The Created condition and startTime take it.
+  absl::Time started;
+  bool created_pods = false;  // this pass created at least one pod
+  bool deleted = false;       // the job itself was deleted (TTL)
   // The job finished in this pass: its pods are cleaned up once the status saying so is
   // written. Deleting them first would, if the write failed, leave a job that the next pass
   // sees unfinished with its pods gone, and it would create them again.

@@ -23,8 +23,37 @@ TEST(JobReconcilerTest, CreatesEveryPodAndServiceOfANewJob) {
     EXPECT_TRUE(h.HasPod(name)) << name;
     EXPECT_TRUE(h.client.Get(kube::kServices, "default", name).ok()) << name;
   }
-  EXPECT_EQ(h.State(), kCreated);
   EXPECT_EQ(h.events.Count("SuccessfulCreatePod"), 1);
+  ASSERT_TRUE(h.Pass().ok());  // the pass the new pods' events bring writes the status
+  EXPECT_EQ(h.State(), kCreated);
+}
+
+TEST(JobReconcilerTest, ANewJobsFirstStatusIsWrittenByThePassItsPodsBring) {
+  Harness h;
+  const absl::Time first = h.clock.Now();
+  absl::StatusOr<runtime::ReconcileResult> created = h.Pass();
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
+  EXPECT_EQ(created->requeue_after, JobReconciler::kFirstWriteWait);  // should no event come
+  h.clock.Advance(absl::Milliseconds(500));
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 1);
+  api::JobStatus status = h.Status();
+  EXPECT_EQ(status.state, kCreated);
+  ASSERT_TRUE(status.start_time.has_value());
+  EXPECT_EQ(*status.start_time, first);  // the first pass's time, not the writing pass's
+  EXPECT_EQ(FindCondition(status, kCreated)->last_transition_time, first);
+  EXPECT_EQ(status.replica_statuses[api::ReplicaType::kWorker].active, 2);
+  ASSERT_TRUE(h.Pass().ok());  // nothing changed: nothing written
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 1);
+}
+
+TEST(JobReconcilerTest, AFirstPassWithAFailedCreateWritesItsStatusAtOnce) {
+  Harness h;
+  h.client.FailNext("create", "pods", absl::UnavailableError("etcd is busy"));
+  ASSERT_FALSE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 1);
+  EXPECT_EQ(h.State(), kCreated);
 }
 
 TEST(JobReconcilerTest, IsRunningOnceEveryPodRunsAndReady) {
@@ -48,6 +77,23 @@ TEST(JobReconcilerTest, SucceedsWhenTheChiefSucceedsAndDeletesParameterServers) 
   EXPECT_FALSE(h.HasPod("dist-ps-0"));
   EXPECT_FALSE(h.HasPod("dist-worker-0"));
   EXPECT_TRUE(h.HasPod("dist-chief-0"));  // cleanPodPolicy Running keeps finished pods
+}
+
+TEST(JobReconcilerTest, AFinishedJobsOneWriteCountsThePodsItsCleanupDeletes) {
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  h.SetPod("dist-chief-0", "Succeeded");
+  const int before = h.Requests("patch", "distributedtrainings");
+  ASSERT_TRUE(h.Pass().ok());
+  api::JobStatus status = h.Status();
+  EXPECT_EQ(status.state, kSucceeded);
+  EXPECT_EQ(status.replica_statuses[api::ReplicaType::kPS].active, 0);
+  EXPECT_EQ(status.replica_statuses[api::ReplicaType::kWorker].active, 0);
+  EXPECT_EQ(status.replica_statuses[api::ReplicaType::kChief].succeeded, 1);
+  ASSERT_TRUE(h.Pass().ok());  // the deletions seen: nothing left to write
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), before + 1);
 }
 
 TEST(JobReconcilerTest, CopiesTheChiefsResultIntoTheStatusAndKeepsIt) {
@@ -150,9 +196,13 @@ TEST(JobReconcilerTest, FailsAndCleansUpWhenTheDeadlinePasses) {
   Harness h(JobJson({{"activeDeadlineSeconds", 60}}));
   absl::StatusOr<runtime::ReconcileResult> first = h.Pass();
   ASSERT_TRUE(first.ok());
-  ASSERT_TRUE(first->requeue_after.has_value());
-  EXPECT_EQ(*first->requeue_after, absl::Seconds(60));
-  h.clock.Advance(absl::Seconds(61));
+  EXPECT_EQ(first->requeue_after, JobReconciler::kFirstWriteWait);
+  h.clock.Advance(absl::Seconds(1));
+  // The deadline counts from the first pass, though the status was written a second later.
+  absl::StatusOr<runtime::ReconcileResult> written = h.Pass();
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(written->requeue_after, absl::Seconds(59));
+  h.clock.Advance(absl::Seconds(60));
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(FindCondition(h.Status(), kFailed)->reason, "DeadlineExceeded");
   EXPECT_TRUE(h.PodNames().empty());
