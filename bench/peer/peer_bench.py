@@ -355,6 +355,10 @@ def main():
     folder = subprocess.run([os.path.join(HERE, "build-peer.sh")], capture_output=True, text=True,
                             check=True).stdout.strip()
     install_crd()
+    # A namespace still being deleted may hold another test's operator (a Deployment on the real
+    # node), which reconciles every namespace until its pod is gone: it would race ours.
+    wait_until("namespaces being deleted to be gone", lambda: "Terminating" not in kubectl(
+        "get", "namespaces", "-o", "jsonpath={.items[*].status.phase}").stdout, timeout=300)
     # Our operator caches every DistributedTraining in the cluster: jobs left by another run would
     # cost it memory and passes the peer (which watches TFJobs) does not pay.
     leftover = len(get_json("distributedtrainings", "-A")["items"])

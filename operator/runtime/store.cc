@@ -36,16 +36,26 @@ void Store::IndexLocked(const std::string& key, const nlohmann::json& obj, bool 
   update(by_owner_, ControllerUid(obj));
 }
 
+std::string Store::Encode(const nlohmann::json& obj) {
+  std::vector<uint8_t> cbor = nlohmann::json::to_cbor(obj);
+  return std::string(cbor.begin(), cbor.end());  // exactly its size: no growth slack is kept
+}
+
+ObjectPtr Store::Decode(const std::string& encoded) {
+  return std::make_shared<const nlohmann::json>(nlohmann::json::from_cbor(encoded));
+}
+
 ObjectPtr Store::Upsert(ObjectPtr object) {
   const std::string key = ObjectKey(*object);
+  std::string encoded = Encode(*object);
   absl::MutexLock lock(&mu_);
   ObjectPtr old;
   if (auto it = items_.find(key); it != items_.end()) {
-    old = it->second;
+    old = Decode(it->second);
     IndexLocked(key, *old, false);
   }
   IndexLocked(key, *object, true);
-  items_[key] = std::move(object);
+  items_[key] = std::move(encoded);
   return old;
 }
 
@@ -53,7 +63,7 @@ ObjectPtr Store::Remove(const std::string& key) {
   absl::MutexLock lock(&mu_);
   auto it = items_.find(key);
   if (it == items_.end()) return nullptr;
-  ObjectPtr old = it->second;
+  ObjectPtr old = Decode(it->second);
   IndexLocked(key, *old, false);
   items_.erase(it);
   return old;
@@ -64,24 +74,24 @@ void Store::Replace(std::vector<ObjectPtr> objects) {
   items_.clear();
   by_namespace_.clear();
   by_owner_.clear();
-  for (ObjectPtr& o : objects) {
+  for (const ObjectPtr& o : objects) {
     std::string key = ObjectKey(*o);
     IndexLocked(key, *o, true);
-    items_[key] = std::move(o);
+    items_[key] = Encode(*o);
   }
 }
 
 ObjectPtr Store::Get(const std::string& key) const {
   absl::ReaderMutexLock lock(&mu_);
   auto it = items_.find(key);
-  return it == items_.end() ? nullptr : it->second;
+  return it == items_.end() ? nullptr : Decode(it->second);
 }
 
 std::vector<ObjectPtr> Store::List() const {
   absl::ReaderMutexLock lock(&mu_);
   std::vector<ObjectPtr> out;
   out.reserve(items_.size());
-  for (const auto& [k, v] : items_) out.push_back(v);
+  for (const auto& [k, v] : items_) out.push_back(Decode(v));
   return out;
 }
 
@@ -90,7 +100,7 @@ std::vector<ObjectPtr> Store::Lookup(const std::map<std::string, std::set<std::s
   std::vector<ObjectPtr> out;
   auto it = index.find(value);
   if (it == index.end()) return out;
-  for (const std::string& key : it->second) out.push_back(items_.at(key));
+  for (const std::string& key : it->second) out.push_back(Decode(items_.at(key)));
   return out;
 }
 
