@@ -196,13 +196,15 @@ int RunController(const std::vector<std::string>& args) {
                                            .namespace_name = f.namespace_name,
                                            .label_selector = selector,
                                            .transform = controller::ProjectPod,
-                                           .decode_protobuf = controller::DecodePodProjection});
+                                           .decode_protobuf = controller::DecodePodProjection,
+                                           .store_encoding = runtime::StoreEncoding::kCbor});
   runtime::Informer services((*client).get(),
                              {.resource = kube::kServices,
                               .namespace_name = f.namespace_name,
                               .label_selector = selector,
                               .transform = controller::ProjectService,
-                              .decode_protobuf = controller::DecodeServiceProjection});
+                              .decode_protobuf = controller::DecodeServiceProjection,
+                              .store_encoding = runtime::StoreEncoding::kCbor});
   runtime::WorkQueue queue({.name = "distributedtraining"}, clock, &metrics);
   runtime::KubeEventRecorder event_writer((*client).get(), "disttrain-operator", clock);
   runtime::BackgroundEventRecorder recorder(&event_writer);

@@ -169,8 +169,9 @@ void JobReconciler::ReadChildren(Pass& p) {
       p.pods[{s->type, s->index}] = *s;
     }
   }
-  for (const runtime::ObjectPtr& svc : deps_.services->ByControllerUid(p.job.metadata.uid)) {
-    p.services.insert(svc->value("/metadata/name"_json_pointer, ""));
+  // Only their names are read: the keys ("namespace/name") say them without decoding.
+  for (const std::string& key : deps_.services->KeysByControllerUid(p.job.metadata.uid)) {
+    p.services.insert(key.substr(key.find('/') + 1));
   }
   // A replaced pod that is gone leaves the list; its restart stays in pastRestarts.
   std::erase_if(p.status.restarting_pods, [&](const std::string& uid) { return !uids.count(uid); });

@@ -14,7 +14,8 @@ Informer::Informer(kube::KubeClient* client, InformerOptions options)
       options_(std::move(options)),
       name_(absl::StrCat(options_.resource.plural, options_.label_selector.empty()
                                                        ? ""
-                                                       : "[" + options_.label_selector + "]")) {}
+                                                       : "[" + options_.label_selector + "]")),
+      store_(options_.store_encoding) {}
 
 Informer::~Informer() { Stop(); }
 

@@ -40,6 +40,8 @@ struct InformerOptions {
   // this makes of each object; it must equal `transform` of the object's JSON, which is still
   // used when the server answers in JSON.
   kube::ObjectDecoder decode_protobuf;
+  // How the cache keeps the objects (runtime/store.h).
+  StoreEncoding store_encoding = StoreEncoding::kTree;
 };
 
 class Informer {

@@ -36,18 +36,20 @@ void Store::IndexLocked(const std::string& key, const nlohmann::json& obj, bool 
   update(by_owner_, ControllerUid(obj));
 }
 
-std::string Store::Encode(const nlohmann::json& obj) {
-  std::vector<uint8_t> cbor = nlohmann::json::to_cbor(obj);
-  return std::string(cbor.begin(), cbor.end());  // exactly its size: no growth slack is kept
+Store::Entry Store::Encode(ObjectPtr obj) const {
+  if (encoding_ == StoreEncoding::kTree) return {std::move(obj), {}};
+  std::vector<uint8_t> cbor = nlohmann::json::to_cbor(*obj);
+  return {nullptr, std::string(cbor.begin(), cbor.end())};  // exactly its size: no growth slack
 }
 
-ObjectPtr Store::Decode(const std::string& encoded) {
-  return std::make_shared<const nlohmann::json>(nlohmann::json::from_cbor(encoded));
+ObjectPtr Store::Decode(const Entry& entry) {
+  if (entry.tree != nullptr) return entry.tree;
+  return std::make_shared<const nlohmann::json>(nlohmann::json::from_cbor(entry.cbor));
 }
 
 ObjectPtr Store::Upsert(ObjectPtr object) {
   const std::string key = ObjectKey(*object);
-  std::string encoded = Encode(*object);
+  Entry encoded = Encode(object);
   absl::MutexLock lock(&mu_);
   ObjectPtr old;
   if (auto it = items_.find(key); it != items_.end()) {
@@ -77,7 +79,7 @@ void Store::Replace(std::vector<ObjectPtr> objects) {
   for (const ObjectPtr& o : objects) {
     std::string key = ObjectKey(*o);
     IndexLocked(key, *o, true);
-    items_[key] = Encode(*o);
+    items_[key] = Encode(o);
   }
 }
 
@@ -112,6 +114,13 @@ std::vector<ObjectPtr> Store::ByNamespace(const std::string& ns) const {
 std::vector<ObjectPtr> Store::ByControllerUid(const std::string& uid) const {
   absl::ReaderMutexLock lock(&mu_);
   return Lookup(by_owner_, uid);
+}
+
+std::vector<std::string> Store::KeysByControllerUid(const std::string& uid) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = by_owner_.find(uid);
+  if (it == by_owner_.end()) return {};
+  return {it->second.begin(), it->second.end()};
 }
 
 std::vector<std::string> Store::Keys() const {

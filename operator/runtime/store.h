@@ -1,10 +1,11 @@
 // The informer's cache: read-only objects by key ("namespace/name", or "name" when cluster
 // scoped), with indexes by namespace and by controller owner UID. Thread-safe.
 //
-// Objects are kept CBOR-encoded, not as nlohmann trees: a cached job takes 1.7 KB instead of
-// 17 KB, a pod's projection 0.5 KB instead of 3.4 KB (a tree spends ~100 bytes of map node per
-// member). Every read decodes a fresh copy (a pod in ~7 us, a job in ~28 us), handed out as a
-// pointer to const that the caller owns.
+// Objects are handed out as pointers to const. A kCbor store keeps them CBOR-encoded instead of
+// as nlohmann trees (a tree spends ~100 bytes of map node per member: a pod's projection takes
+// 0.5 KB instead of 3.4 KB) and decodes a fresh copy for every read (~7 us a pod); the operator
+// uses it for its thousands of pods and Services, and keeps its jobs as trees (a 2 KB job is
+// 17 KB of tree but would take ~28 us to decode, and every pass reads one).
 #ifndef DISTTRAIN_OPERATOR_RUNTIME_STORE_H_
 #define DISTTRAIN_OPERATOR_RUNTIME_STORE_H_
 
@@ -27,8 +28,12 @@ std::string ObjectKey(const nlohmann::json& object);
 // The uid of the object's controller ownerReference, or "".
 std::string ControllerUid(const nlohmann::json& object);
 
+enum class StoreEncoding { kTree, kCbor };
+
 class Store {
  public:
+  explicit Store(StoreEncoding encoding = StoreEncoding::kTree) : encoding_(encoding) {}
+
   // Inserts or replaces; returns the previous object (null when new).
   ObjectPtr Upsert(ObjectPtr object);
   // Removes by key; returns the removed object (null when absent).
@@ -40,19 +45,27 @@ class Store {
   std::vector<ObjectPtr> List() const;
   std::vector<ObjectPtr> ByNamespace(const std::string& ns) const;
   std::vector<ObjectPtr> ByControllerUid(const std::string& uid) const;
+  // The keys of the objects ByControllerUid returns, without decoding them.
+  std::vector<std::string> KeysByControllerUid(const std::string& uid) const;
   std::vector<std::string> Keys() const;
   size_t Size() const;
 
  private:
   void IndexLocked(const std::string& key, const nlohmann::json& obj, bool add)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  static std::string Encode(const nlohmann::json& obj);
-  static ObjectPtr Decode(const std::string& encoded);
+  // One cached object: the tree (kTree) or its CBOR encoding (kCbor).
+  struct Entry {
+    ObjectPtr tree;
+    std::string cbor;
+  };
+  Entry Encode(ObjectPtr obj) const;
+  static ObjectPtr Decode(const Entry& entry);
   std::vector<ObjectPtr> Lookup(const std::map<std::string, std::set<std::string>>& index,
                                 const std::string& value) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
-  std::map<std::string, std::string> items_ ABSL_GUARDED_BY(mu_);  // key -> CBOR
+  const StoreEncoding encoding_;
+  std::map<std::string, Entry> items_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::set<std::string>> by_namespace_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::set<std::string>> by_owner_ ABSL_GUARDED_BY(mu_);
 };

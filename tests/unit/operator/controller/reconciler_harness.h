@@ -158,7 +158,7 @@ class Harness {
 
   mutable disttrain::testing::FakeKubeClient client;
   runtime::FakeClock clock;
-  runtime::Store jobs, pods, services;
+  runtime::Store jobs, pods{runtime::StoreEncoding::kCbor}, services{runtime::StoreEncoding::kCbor};
   RecordingEvents events;
   std::unique_ptr<JobReconciler> reconciler;
 

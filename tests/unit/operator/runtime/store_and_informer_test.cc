@@ -33,8 +33,10 @@ std::vector<std::string> Names(const std::vector<ObjectPtr>& objs) {
   return out;
 }
 
-TEST(StoreTest, IndexesByNamespaceAndControllerOwner) {
-  Store s;
+class StoreTest : public ::testing::TestWithParam<StoreEncoding> {};
+
+TEST_P(StoreTest, IndexesByNamespaceAndControllerOwner) {
+  Store s(GetParam());
   s.Upsert(Pod("a", "p1", "job1"));
   s.Upsert(Pod("a", "p2", "job2"));
   s.Upsert(Pod("b", "p3", "job1"));
@@ -44,8 +46,8 @@ TEST(StoreTest, IndexesByNamespaceAndControllerOwner) {
   EXPECT_EQ(s.Get("b/p3")->value("/metadata/name"_json_pointer, ""), "p3");
 }
 
-TEST(StoreTest, UpdatesAndRemovalsKeepIndexesRight) {
-  Store s;
+TEST_P(StoreTest, UpdatesAndRemovalsKeepIndexesRight) {
+  Store s(GetParam());
   s.Upsert(Pod("a", "p1", "job1"));
   ObjectPtr old = s.Upsert(Pod("a", "p1", "job2"));
   ASSERT_NE(old, nullptr);
@@ -56,6 +58,29 @@ TEST(StoreTest, UpdatesAndRemovalsKeepIndexesRight) {
   EXPECT_TRUE(s.ByNamespace("a").empty());
   EXPECT_EQ(s.Size(), 0u);
 }
+
+TEST_P(StoreTest, HandsBackWhatWasStoredAndKeysByOwner) {
+  Store s(GetParam());
+  json pod = *Pod("a", "p1", "job1");
+  pod["status"] = {{"phase", "Failed"},
+                   {"ready", false},
+                   {"restarts", 3},
+                   {"exit", -1},
+                   {"ratio", 0.5},
+                   {"nothing", nullptr},
+                   {"message", std::string(300, 'x')},
+                   {"list", {1, "two", json::object()}}};
+  s.Upsert(std::make_shared<const json>(pod));
+  s.Upsert(Pod("a", "p2", "job1"));
+  EXPECT_EQ(*s.Get("a/p1"), pod);
+  EXPECT_EQ(*s.List().front(), pod);
+  EXPECT_THAT(s.KeysByControllerUid("job1"), ElementsAre("a/p1", "a/p2"));
+  EXPECT_TRUE(s.KeysByControllerUid("other").empty());
+  EXPECT_EQ(*s.Remove("a/p1"), pod);
+}
+
+INSTANTIATE_TEST_SUITE_P(Encodings, StoreTest,
+                         ::testing::Values(StoreEncoding::kTree, StoreEncoding::kCbor));
 
 struct Recorder {
   absl::Mutex mu;
