@@ -2,6 +2,11 @@
 // created by a minimal client with T threads and no client-side rate limit, so an operator's
 // creation time reads as a ratio to what this machine's API server can take.
 //   bare_client --kubeconfig FILE --namespace NS --jobs 100 --threads 16
+//   bare_client --kubeconfig FILE --namespace NS --from-jobs --threads 16
+// --from-jobs lists the DistributedTrainings in NS (created beforehand, with no operator running)
+// and creates for each exactly the Services and Pods our operator builds for it (the operator's
+// own builders: same labels, owner references, TF_CONFIG), so the baseline's objects are
+// byte-for-byte the operator's. Without it, simplified objects (no owner, a stub TF_CONFIG).
 // Prints one JSON line: {"objects":..,"seconds":..,"threads":..,"errors":..}.
 #include <atomic>
 #include <iostream>
@@ -12,6 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/flags.h"
+#include "operator/api/codec.h"
+#include "operator/api/defaults.h"
+#include "operator/controller/desired_objects.h"
 #include "operator/kube/config.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/rest_kube_client.h"
@@ -55,6 +63,27 @@ std::pair<json, json> Replica(const std::string& job, const std::string& role, i
   return {service, pod};
 }
 
+// What our operator creates for every DistributedTraining in `ns`: its builders' output.
+absl::Status OperatorObjects(kube::KubeClient* client, const std::string& ns,
+                             std::vector<std::pair<const kube::Resource*, json>>* objects) {
+  absl::StatusOr<kube::ListResult> list = client->List(kube::kDistributedTrainings, ns, {});
+  if (!list.ok()) return list.status();
+  for (const json& item : list->items) {
+    absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(item);
+    if (!job.ok()) return job.status();
+    api::ApplyDefaults(&*job);
+    absl::StatusOr<controller::DesiredObjects> desired =
+        controller::BuildDesiredObjects(*job, controller::BuildOptions{});
+    if (!desired.ok()) return desired.status();
+    for (controller::ReplicaObjects& r : desired->replicas) {
+      objects->emplace_back(&kube::kServices, std::move(r.service));
+      objects->emplace_back(&kube::kPods, std::move(r.pod));
+    }
+  }
+  if (objects->empty()) return absl::NotFoundError("no DistributedTraining in the namespace");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,6 +94,9 @@ int main(int argc, char** argv) {
   flags.String("namespace", &ns, "Namespace to create the objects in.");
   flags.Int("jobs", &jobs, "7-pod jobs whose Services and Pods to create.");
   flags.Int("threads", &threads, "Requests in flight at once.");
+  bool from_jobs = false;
+  flags.Bool("from-jobs", &from_jobs,
+             "Create the operator's own objects for the DistributedTrainings in the namespace.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse({argv + 1, argv + argc});
   if (!rest.ok() || flags.help_requested()) {
     std::cerr << (rest.ok() ? flags.Help() : std::string(rest.status().message())) << "\n";
@@ -85,6 +117,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<std::pair<const kube::Resource*, json>> objects;
+  if (from_jobs) {
+    absl::Status s = OperatorObjects(client->get(), ns, &objects);
+    if (!s.ok()) {
+      std::cerr << s << "\n";
+      return 1;
+    }
+    jobs = 0;  // the roles below are not added
+  }
   const std::vector<std::pair<std::string, int>> roles = {
       {"chief", 1}, {"ps", 2}, {"worker", 3}, {"evaluator", 1}};
   for (int j = 0; j < jobs; ++j) {
