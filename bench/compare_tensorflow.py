@@ -9,6 +9,11 @@ TensorFlow may overlap the two directions as it likes.
 disttrain: `trainer_bench --only transport` (a disttrain-trainer ps process, one PushPull per
 step) for the same sizes, interleaved with the TensorFlow runs so both see the same machine.
 
+Also from trainer_bench, measured in the same run: raw TCP loopback (one and two connections) and
+a raw push+pull (the same step over raw sockets with no framework, data received into and sent
+from model-sized buffers, the gradient applied once whole: the physical limit of any parameter
+server on this machine); "raw / TensorFlow" is the most any implementation could gain here.
+
 GB/s = 2 x model / step time; medians of --reps steps after a warm-up. Prints one JSON line per
 size and a Markdown table. Usage (what `make bench-tf` runs):
   python bench/compare_tensorflow.py --trainer-bench build/release/bin/trainer_bench
@@ -94,7 +99,7 @@ def run_disttrain(trainer_bench, mib):
         if line.startswith("{"):
             r = json.loads(line)
             return (r["push_pull_gb_per_s"] * 1e9, r["tcp_loopback_gb_per_s"] * 1e9,
-                    r["tcp_two_connections_gb_per_s"] * 1e9)
+                    r["tcp_two_connections_gb_per_s"] * 1e9, r["raw_push_pull_gb_per_s"] * 1e9)
     raise RuntimeError(f"no result from {trainer_bench}:\n{out.stderr[-2000:]}")
 
 
@@ -113,32 +118,37 @@ def main():
     args = p.parse_args()
     rows = []
     for mib in [int(s) for s in args.sizes.split(",")]:
-        tf_rates, ours, tcp, tcp2 = [], [], [], []
+        tf_rates, ours, tcp, tcp2, raw = [], [], [], [], []
         for _ in range(args.runs):
             tf_rates.append(run_tensorflow(mib, args.reps))
-            d, t, t2 = run_disttrain(args.trainer_bench, mib)
+            d, t, t2, rw = run_disttrain(args.trainer_bench, mib)
             ours.append(d)
             tcp.append(t)
             tcp2.append(t2)
+            raw.append(rw)
         row = {"bench": "ps_vs_tensorflow", "model_mib": mib, "runs": args.runs,
                "tensorflow_gb_per_s": statistics.median(tf_rates) / 1e9,
                "disttrain_gb_per_s": statistics.median(ours) / 1e9,
                "tcp_loopback_gb_per_s": statistics.median(tcp) / 1e9,
                "tcp_two_connections_gb_per_s": statistics.median(tcp2) / 1e9,
+               "raw_push_pull_gb_per_s": statistics.median(raw) / 1e9,
                "tensorflow_runs_gb_per_s": [round(x / 1e9, 3) for x in tf_rates],
                "disttrain_runs_gb_per_s": [round(x / 1e9, 3) for x in ours]}
         row["ratio_vs_tensorflow"] = row["disttrain_gb_per_s"] / row["tensorflow_gb_per_s"]
         row["disttrain_ratio_vs_tcp"] = row["disttrain_gb_per_s"] / row["tcp_loopback_gb_per_s"]
         row["tensorflow_ratio_vs_tcp"] = row["tensorflow_gb_per_s"] / row["tcp_loopback_gb_per_s"]
+        row["disttrain_ratio_vs_raw"] = row["disttrain_gb_per_s"] / row["raw_push_pull_gb_per_s"]
+        row["raw_ratio_vs_tensorflow"] = row["raw_push_pull_gb_per_s"] / row["tensorflow_gb_per_s"]
         print(json.dumps(row), flush=True)
         rows.append(row)
     print("\n| model | TensorFlow GB/s | disttrain GB/s | disttrain / TensorFlow | TCP loopback GB/s | disttrain / TCP "
-          "| TensorFlow / TCP | TCP, 2 connections GB/s |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| TensorFlow / TCP | TCP, 2 connections GB/s | raw push+pull GB/s | disttrain / raw | raw / TensorFlow |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model_mib']} MiB | {r['tensorflow_gb_per_s']:.2f} | {r['disttrain_gb_per_s']:.2f} | "
               f"{r['ratio_vs_tensorflow']:.2f}x | {r['tcp_loopback_gb_per_s']:.2f} | {r['disttrain_ratio_vs_tcp']:.2f} | "
-              f"{r['tensorflow_ratio_vs_tcp']:.2f} | {r['tcp_two_connections_gb_per_s']:.2f} |")
+              f"{r['tensorflow_ratio_vs_tcp']:.2f} | {r['tcp_two_connections_gb_per_s']:.2f} | "
+              f"{r['raw_push_pull_gb_per_s']:.2f} | {r['disttrain_ratio_vs_raw']:.2f} | {r['raw_ratio_vs_tensorflow']:.2f}x |")
 
 
 if __name__ == "__main__":

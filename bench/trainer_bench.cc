@@ -5,7 +5,8 @@
 //              process on loopback) for 1/16/64/256 MiB models, against one raw TCP loopback
 //              connection moving the same bytes (and two connections at once, half each: the
 //              trainer's two connections per server with nothing but the copies). GB/s = 2 x model
-//              / step time. The headline is the asynchronous step (pull_early: both directions at
+//              / step time; and a raw push+pull (RawPushPullThroughput: the same step over raw
+//              sockets with no framework, the physical limit of a parameter server here). The headline is the asynchronous step (pull_early: both directions at
 //              once); also reported: the push-then-pull order synchronous training uses, and a pull
 //              alone (GB/s = model / time).
 //   memory     peak resident memory of that parameter server process while 4 workers push and
@@ -135,6 +136,97 @@ double TcpThroughput(size_t bytes, int flows = 1) {
   return got / Seconds(start, end);
 }
 
+namespace raw {
+
+bool SendAll(int fd, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    ssize_t k = send(fd, c, std::min<size_t>(n, 1 << 20), MSG_NOSIGNAL);
+    if (k <= 0) return false;
+    c += k;
+    n -= k;
+  }
+  return true;
+}
+
+bool RecvAll(int fd, void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n > 0) {
+    ssize_t k = recv(fd, c, std::min<size_t>(n, 1 << 20), 0);
+    if (k <= 0) return false;
+    c += k;
+    n -= k;
+  }
+  return true;
+}
+
+}  // namespace raw
+
+// The physical limit of a parameter server's step on this machine: push+pull over `flows` raw
+// TCP loopback connections with no framework at all, the data handled as a parameter server must
+// handle it. Each connection carries bytes / 2 / flows of gradient one way and as much of
+// variables the other, at once (as pull_early); the server receives the whole gradient into a
+// buffer before applying it (a torn push must change nothing), applies SGD to its variables and
+// sends them from where they lie; the worker receives them straight into its own. Unlike the
+// TCP baselines, every byte lands in and leaves from model-sized (cache-cold) memory. Returns
+// push+pull bytes per second (2 x model / step), median of `reps` steps after one warm-up.
+double RawPushPullThroughput(size_t model_bytes, int flows, int reps) {
+  const size_t n = model_bytes / sizeof(float) / flows;  // floats per connection
+  struct Conn {
+    int listener = -1, server = -1, client = -1;
+    sockaddr_in addr{};
+    std::vector<float> var, grad, params, grads;
+  };
+  std::vector<Conn> c(flows);
+  for (Conn& x : c) {
+    x.listener = BoundLoopbackSocket(&x.addr);
+    listen(x.listener, 1);
+    x.client = socket(AF_INET, SOCK_STREAM, 0);
+    connect(x.client, reinterpret_cast<sockaddr*>(&x.addr), sizeof(x.addr));
+    x.server = accept(x.listener, nullptr, nullptr);
+    x.var.assign(n, 1.0f);
+    x.grad.assign(n, 0.0f);
+    x.params.assign(n, 0.0f);
+    x.grads.assign(n, 0.5f);
+  }
+  std::vector<std::thread> servers;
+  for (Conn& x : c) {
+    servers.emplace_back([&x, n] {
+      for (uint64_t step; raw::RecvAll(x.server, &step, sizeof(step));) {
+        std::thread pull([&x, n] { raw::SendAll(x.server, x.var.data(), n * sizeof(float)); });
+        const bool ok = raw::RecvAll(x.server, x.grad.data(), n * sizeof(float));
+        pull.join();
+        if (!ok) break;
+        for (size_t k = 0; k < n; ++k) x.var[k] -= 1e-6f * x.grad[k];
+      }
+    });
+  }
+  std::vector<double> rates;
+  for (int r = 0; r <= reps; ++r) {
+    auto start = Clock::now();
+    std::vector<std::thread> workers;
+    for (Conn& x : c) {
+      workers.emplace_back([&x, n, r] {
+        const uint64_t step = r;
+        raw::SendAll(x.client, &step, sizeof(step));
+        std::thread push([&x, n] { raw::SendAll(x.client, x.grads.data(), n * sizeof(float)); });
+        raw::RecvAll(x.client, x.params.data(), n * sizeof(float));
+        push.join();
+      });
+    }
+    for (std::thread& t : workers) t.join();
+    if (r > 0) rates.push_back(2.0 * model_bytes / Seconds(start, Clock::now()));
+  }
+  for (Conn& x : c) shutdown(x.client, SHUT_RDWR);
+  for (std::thread& t : servers) t.join();
+  for (Conn& x : c) {
+    close(x.client);
+    close(x.server);
+    close(x.listener);
+  }
+  return Median(rates);
+}
+
 // A parameter server as users run it: a disttrain-trainer process in the ps role.
 class PsProcess {
  public:
@@ -207,7 +299,7 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
     Params params = {std::vector<float>(vars[0].size, 1.0f)}, grads = params;
     if (!Init(&client, params)) return;
     const int reps = mib >= 256 ? 5 : (mib >= 64 ? 7 : (mib >= 16 ? 9 : 25));
-    std::vector<double> rates, sequential_rates, pull_rates, tcp_rates, tcp2_rates;
+    std::vector<double> rates, sequential_rates, pull_rates, tcp_rates, tcp2_rates, raw_rates;
     for (int r = 0; r <= reps; ++r) {
       auto start = Clock::now();
       absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, Async(r), &params);
@@ -228,6 +320,8 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
       tcp_rates.push_back(TcpThroughput(2 * mib * (1 << 20)));
       tcp2_rates.push_back(TcpThroughput(2 * mib * (1 << 20), 2));
     }
+    // The same repetitions, step after step, for the raw push+pull over as many connections.
+    raw_rates.push_back(RawPushPullThroughput(mib * (1 << 20), connections, reps));
     const double g = Median(rates), t = Median(tcp_rates);
     std::cout << nlohmann::json{{"bench", "ps_push_pull"},
                                 {"model_mib", mib},
@@ -238,7 +332,9 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
                                 {"tcp_loopback_gb_per_s", t / 1e9},
                                 {"ratio_vs_tcp", g / t},
                                 {"tcp_two_connections_gb_per_s", Median(tcp2_rates) / 1e9},
-                                {"ratio_vs_tcp_two_connections", g / Median(tcp2_rates)}}
+                                {"ratio_vs_tcp_two_connections", g / Median(tcp2_rates)},
+                                {"raw_push_pull_gb_per_s", Median(raw_rates) / 1e9},
+                                {"ratio_vs_raw_push_pull", g / Median(raw_rates)}}
                      .dump()
               << std::endl;
   }
