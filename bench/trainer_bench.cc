@@ -6,9 +6,10 @@
 //              connection moving the same bytes (and two connections at once, half each: the
 //              trainer's two connections per server with nothing but the copies). GB/s = 2 x model
 //              / step time; and a raw push+pull (RawPushPullThroughput: the same step over raw
-//              sockets with no framework, the physical limit of a parameter server here). The headline is the asynchronous step (pull_early: both directions at
-//              once); also reported: the push-then-pull order synchronous training uses, and a pull
-//              alone (GB/s = model / time).
+//              sockets with no framework, the physical limit of a parameter server here). The
+//              headline is the asynchronous step (pull_early: both directions at once); also
+//              reported: the push-then-pull order synchronous training uses, and a pull alone
+//              (GB/s = model / time).
 //   memory     peak resident memory of that parameter server process while 4 workers push and
 //              pull at once, as a multiple of the model size.
 //   update     the async SGD update of a 64 MiB gradient on the server, against a plain memcpy of
