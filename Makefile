@@ -78,7 +78,7 @@ bench-peer: tools cluster-up ## Our operator against Kubeflow's training-operato
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
 	@cmake --build $(BUILD_DIR)/release --target disttrain-operator bare_client >/dev/null
 	@python3 bench/peer/peer_bench.py --bin $(BUILD_DIR)/release/bin --runs 3 --write-docs \
-	  --only disttrain,disttrain-apf,peer-defaults,peer-matched,bare-client --flamegraph docs/operator-flamegraph.svg
+	  --only disttrain,disttrain-apf,peer-defaults,peer-matched,bare-same,bare-client --flamegraph docs/operator-flamegraph.svg
 
 format: ## Format the C++ sources with clang-format.
 	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i

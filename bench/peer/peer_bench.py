@@ -358,7 +358,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "release", "bin"))
     ap.add_argument("--jobs", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--only", default="disttrain,peer-defaults,peer-matched,bare-client")
+    ap.add_argument("--only", default="disttrain,peer-defaults,peer-matched,bare-same,bare-client")
     ap.add_argument("--contender", action="append", default=[], metavar="NAME=FLAGS",
                     help="another run of our operator with these flags and environment variables (e.g. "
                     "'w16=--workers=16 MALLOC_ARENA_MAX=1'; an absolute path is the binary to run); add NAME "
