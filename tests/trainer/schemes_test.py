@@ -14,13 +14,13 @@ from trainer_test import TRAINER, Run
 # scheme: (trainer flags, minimum test accuracy). --steps counts commits: a scheme with local
 # steps computes --local-steps batches per commit.
 SCHEMES = {
-    "hogwild": (["--steps", "2000", "--learning-rate", "0.1"], 0.82),
+    "hogwild": (["--steps", "4000", "--learning-rate", "0.05"], 0.82),
     "downpour": (["--steps", "1000", "--local-steps", "4", "--learning-rate", "0.03"], 0.82),
     "downpour-sgd": (["--steps", "1500", "--local-steps", "4", "--learning-rate", "0.01"], 0.80),
     "agn": (["--steps", "700", "--local-steps", "4", "--learning-rate", "0.1"], 0.81),
     "sync": (["--steps", "1000", "--learning-rate", "0.1"], 0.82),
     "sagn": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.1"], 0.81),
-    "dynsgd": (["--steps", "2000", "--learning-rate", "0.1"], 0.80),
+    "dynsgd": (["--steps", "4000", "--learning-rate", "0.05"], 0.80),
     "aeasgd": (["--steps", "600", "--local-steps", "4", "--learning-rate", "0.15"], 0.82),
     "aeamsgd": (["--steps", "500", "--local-steps", "4", "--learning-rate", "0.05"], 0.82),
 }

@@ -133,7 +133,9 @@ class FashionMnistTest(unittest.TestCase):
         self.assertGreater(evals[-1]["accuracy"], evals[0]["accuracy"])
 
     def test_async_mlp_reaches_082(self):
-        run = self.train("async", 3000, 0.05)
+        # 3,000 steps ended at 0.81-0.84 (one CI run 0.810, under the threshold); 5,000 steps
+        # ended at 0.845-0.856 in 6 runs.
+        run = self.train("async", 5000, 0.05)
         self.assertEqual(run.wait(), 0, "".join(run.stderr[-20:]))
         s = run.summary()
         print(f"async: accuracy {s['accuracy']:.4f} in {s['seconds']:.1f} s")
