@@ -142,7 +142,8 @@ class FashionMnistTest(unittest.TestCase):
         self.assertGreaterEqual(s["accuracy"], 0.82)
 
     def test_parameter_server_killed_mid_run_is_restored_and_the_job_reaches_its_target(self):
-        run = self.train("sync", 1500, 0.1)
+        # 2,000 steps: at 1,500 the run after the kill ended at 0.842-0.850 (too close to 0.84).
+        run = self.train("sync", 2000, 0.1)
         pid = run.wait_for("ps-1 to start", lambda: next(
             (int(m.group(1)) for l in list(run.stderr) if (m := re.search(r"\"started task\" task=ps-1 pid=(\d+)", l))), None))
         run.wait_for("a checkpoint at step 500", lambda: any(e["global_step"] >= 500 for e in run.events("checkpoint")))
@@ -155,7 +156,9 @@ class FashionMnistTest(unittest.TestCase):
         self.assertTrue(restores, "the chief restored the parameter servers from a checkpoint")
         self.assertGreaterEqual(restores[0]["global_step"], 500)
         s = run.summary()
-        self.assertEqual(s["global_step"], 1500)
+        print(f"sync after a kill -9 of ps-1: accuracy {s['accuracy']:.4f}, restored at step "
+              f"{restores[0]['global_step']}")
+        self.assertEqual(s["global_step"], 2000)
         self.assertGreaterEqual(s["accuracy"], 0.84)
 
 
