@@ -12,6 +12,7 @@
 #include "trainer/checkpoint/snapshot.h"
 #include "trainer/events.h"
 #include "trainer/metrics/trainer_metrics.h"
+#include "trainer/ps/wire.h"
 #include "trainer/roles.h"
 #include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
@@ -40,8 +41,7 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
   bool foreign = false;  // the newest checkpoint belongs to another model
   std::unique_ptr<v1::ParameterServer::Stub> ps0;
   if (o.eval_source == "ps") {
-    ps0 = v1::ParameterServer::NewStub(
-        grpc::CreateChannel(spec.ps[0], grpc::InsecureChannelCredentials()));
+    ps0 = v1::ParameterServer::NewStub(wire::NewChannel(spec.ps[0]));
   }
   // The newest checkpoint after `last`; `wait`: how long ps 0 may hold the call for one.
   auto next = [&](absl::Duration wait) -> absl::StatusOr<Checkpoint> {

@@ -318,5 +318,44 @@ class BadConfigTest(unittest.TestCase):
         self.assertIn("--ps-connections", r.stderr)
 
 
+class StartupOrderTest(unittest.TestCase):
+    def test_a_parameter_server_that_starts_30_s_after_the_chief_is_reached_within_seconds(self):
+        # As in a cluster where the ps pod starts last. With gRPC's default reconnect backoff (1 s
+        # growing 1.6x to 120 s, jittered) the chief's next attempt came 3.1 s (30 s late), 6.2 s
+        # (20 s) and 11.2 s (40 s) after the ps listened; now 0.55-1.4 s (the backoff ends at 1 s).
+        # Where the default's next attempt falls is random, so the old behaviour can pass by luck.
+        import socket
+        ports = []
+        for _ in range(2):
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                ports.append(sock.getsockname()[1])
+        cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "chief": [f"127.0.0.1:{ports[1]}"]}
+        env = lambda task: dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster, "task": task}))
+        model_dir = tempfile.mkdtemp(prefix="disttrain-model-")
+        common = ["--model", "toy", "--model-dir", model_dir, "--metrics-address", "0"]
+        chief = subprocess.Popen([TRAINER, *common, "--steps", "5", "--retry-seconds", "120"],
+                                 env=env({"type": "chief", "index": 0}), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        time.sleep(30)
+        ps = subprocess.Popen([TRAINER, *common], env=env({"type": "ps", "index": 0}),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            _, chief_err = chief.communicate(timeout=120)
+        finally:
+            ps.terminate()
+            _, ps_err = ps.communicate(timeout=30)
+        self.assertEqual(chief.returncode, 0, chief_err[-800:])
+        self.assertIn("lost a parameter server; retrying", chief_err)
+
+        def at(what):
+            line = next(l for l in ps_err.splitlines() if what in l)
+            return time.mktime(time.strptime(line[:19], "%Y-%m-%dT%H:%M:%S")) + float(line[19:23])
+
+        waited = at("parameter server initialised") - at("parameter server listening")
+        print(f"ps started 30 s after the chief: initialised {waited:.2f} s after it listened")
+        self.assertLess(waited, 3.0, ps_err[-800:])
+
+
 if __name__ == "__main__":
     unittest.main()

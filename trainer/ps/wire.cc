@@ -177,7 +177,21 @@ std::vector<std::pair<std::string, int>> TransportArgs() {
   return out;
 }
 
+void SetReconnectArgs(grpc::ChannelArguments* args) {
+  args->SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args->SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args->SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args->SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS, 1000);
+}
+
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  SetReconnectArgs(&args);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
 void SetTransportArgs(grpc::ChannelArguments* args) {
+  SetReconnectArgs(args);
   for (const auto& [k, v] : TransportArgs()) args->SetInt(k, v);
 }
 

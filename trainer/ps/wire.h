@@ -25,8 +25,17 @@ namespace disttrain::trainer::wire {
 
 // Transport settings both ends of the data path use (frame sizes, flow-control windows, read
 // sizes); see the measurements in docs/trainer.md.
+// The client's also include SetReconnectArgs.
 void SetTransportArgs(grpc::ChannelArguments* args);
 void SetTransportArgs(grpc::ServerBuilder* builder);
+
+// A server that is not up yet (its pod still starting) or restarting is tried again every 100 ms
+// growing to 1 s, and its name resolved again after 1 s at most, instead of gRPC's defaults (1 s
+// growing 1.6x to 120 s; 30 s between resolutions): a parameter server that came up 40 s after
+// the chief was initialised 11 s after it listened (docs/trainer.md).
+void SetReconnectArgs(grpc::ChannelArguments* args);
+// An insecure channel with the reconnect arguments, for the control calls (snapshots).
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
 
 // Keeps freed memory mapped, in one malloc arena, so gRPC's read buffers and the copy-on-write
 // blocks are reused instead of page-faulted in afresh every step (measured: +40% push+pull at

@@ -14,6 +14,7 @@
 #include "trainer/kernels/mlp_kernels.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/ps/apply_pool.h"
+#include "trainer/ps/wire.h"
 #include "trainer/roles.h"
 #include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
@@ -176,8 +177,7 @@ void Replica::SaveCheckpoint(int64_t step, const Params& params) {
   absl::Status published = absl::OkStatus();
   if (o_.eval_source == "ps") {  // the evaluator reads checkpoints from ps 0, not from the disk
     if (snapshot_stub_ == nullptr) {
-      snapshot_stub_ = v1::ParameterServer::NewStub(
-          grpc::CreateChannel(spec_.ps[0], grpc::InsecureChannelCredentials()));
+      snapshot_stub_ = v1::ParameterServer::NewStub(wire::NewChannel(spec_.ps[0]));
     }
     published = PublishSnapshot(snapshot_stub_.get(), {step, variables_, params, ""});
     if (!published.ok())
