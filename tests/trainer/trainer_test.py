@@ -4,6 +4,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -12,6 +13,15 @@ import unittest
 
 BIN = os.environ.get("DISTTRAIN_BIN", os.path.join(os.path.dirname(__file__), "../../build/bin"))
 TRAINER = os.path.join(BIN, "disttrain-trainer")
+
+
+def free_ports(n):
+    ports = []
+    for _ in range(n):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+    return ports
 
 
 class Run:
@@ -297,12 +307,7 @@ class BadConfigTest(unittest.TestCase):
         self.assertIn("unreachable past the retry budget", r.stderr)
 
     def test_tasks_with_different_ps_connections_exit_2_naming_the_flag(self):
-        import socket
-        ports = []
-        for _ in range(2):
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                ports.append(sock.getsockname()[1])
+        ports = free_ports(2)
         cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
         env = lambda task: dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster, "task": task}))
         ps = subprocess.Popen([TRAINER, "--model", "toy", "--ps-connections", "3"],
@@ -324,12 +329,7 @@ class StartupOrderTest(unittest.TestCase):
         # growing 1.6x to 120 s, jittered) the chief's next attempt came 3.1 s (30 s late), 6.2 s
         # (20 s) and 11.2 s (40 s) after the ps listened; now 0.55-1.4 s (the backoff ends at 1 s).
         # Where the default's next attempt falls is random, so the old behaviour can pass by luck.
-        import socket
-        ports = []
-        for _ in range(2):
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                ports.append(sock.getsockname()[1])
+        ports = free_ports(2)
         cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "chief": [f"127.0.0.1:{ports[1]}"]}
         env = lambda task: dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster, "task": task}))
         model_dir = tempfile.mkdtemp(prefix="disttrain-model-")
