@@ -25,7 +25,7 @@ namespace disttrain::trainer::wire {
 
 // Transport settings both ends of the data path use (frame sizes, flow-control windows, read
 // sizes); see the measurements in docs/trainer.md.
-// The client's also include SetReconnectArgs.
+// A client channel also gets SetReconnectArgs.
 void SetTransportArgs(grpc::ChannelArguments* args);
 void SetTransportArgs(grpc::ServerBuilder* builder);
 
