@@ -5,8 +5,9 @@
 //   bare_client --kubeconfig FILE --namespace NS --from-jobs --threads 16
 // --from-jobs lists the DistributedTrainings in NS (created beforehand, with no operator running)
 // and creates for each exactly the Services and Pods our operator builds for it (the operator's
-// own builders: same labels, owner references, TF_CONFIG), so the baseline's objects are
-// byte-for-byte the operator's. Without it, simplified objects (no owner, a stub TF_CONFIG).
+// own builders with its default options: same labels, owner references, TF_CONFIG), so the
+// baseline creates the objects the operator would. Without it, simplified objects (no owner, a
+// stub TF_CONFIG).
 // Prints one JSON line: {"objects":..,"seconds":..,"threads":..,"errors":..}.
 #include <atomic>
 #include <iostream>
