@@ -293,6 +293,7 @@ void ScalingBench(int connections) {
 
 int main(int argc, char** argv) {
   wire::KeepFreedMemoryMapped();  // as disttrain-trainer does
+  wire::PollConnectsPromptly();
   std::set<std::string> only = {"transport", "memory", "update", "scaling"};
   std::vector<size_t> sizes = {1, 16, 64, 256};
   int connections = 2;  // disttrain-trainer's --ps-connections default

@@ -122,6 +122,7 @@ int Run(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   disttrain::trainer::wire::KeepFreedMemoryMapped();
+  disttrain::trainer::wire::PollConnectsPromptly();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "local")
     return disttrain::trainer::RunLocalCluster({args.begin() + 1, args.end()});

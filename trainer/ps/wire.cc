@@ -190,6 +190,10 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 
+void PollConnectsPromptly() {
+  setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "100", /*overwrite=*/0);
+}
+
 void SetTransportArgs(grpc::ChannelArguments* args) {
   SetReconnectArgs(args);
   for (const auto& [k, v] : TransportArgs()) args->SetInt(k, v);

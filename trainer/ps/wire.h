@@ -37,6 +37,14 @@ void SetReconnectArgs(grpc::ChannelArguments* args);
 // An insecure channel with the reconnect arguments, for the control calls (snapshots).
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
 
+// gRPC's client channel (1.51, iomgr) noticed a TCP connect that completed, after earlier
+// attempts were refused, only when its backup poller ran (every 5 s by default): a chief started
+// 0.05-1 s before its parameter server reached it 5 s after its own start, whatever the delay
+// (4.0-5.0 s after the server listened). Polls every 100 ms instead (docs/trainer.md); a value
+// the user set in GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS wins. Call once at the start of
+// main, before gRPC starts.
+void PollConnectsPromptly();
+
 // Keeps freed memory mapped, in one malloc arena, so gRPC's read buffers and the copy-on-write
 // blocks are reused instead of page-faulted in afresh every step (measured: +40% push+pull at
 // 64 MiB). Call once at the start of main, before any thread starts.
