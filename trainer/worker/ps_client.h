@@ -57,8 +57,6 @@ class PsClient {
   absl::StatusOr<int64_t> PullAll(Params* params);
 
  private:
-  // Servers' shares below this use one partition each (the rest are left empty).
-  static constexpr size_t kPartitionedBytes = 4 << 20;
   absl::StatusOr<StepResult> PushPullOnce(const Params* grads, const StepOptions& options,
                                           Params* params);
   static std::vector<Shard> Plan(const std::vector<VariableSpec>& variables, int num_ps,

@@ -103,7 +103,7 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
 
 TEST_F(PsClientTest, ASmallModelUsesOnePartitionPerServer) {
   Start(
-      2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);  // 1.5 MiB per server
+      2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);  // 0.75 MiB per server
   PsClient client = Client("w0");
   ASSERT_TRUE(client.InitAll(Filled(vars_, 1.0f), 0).ok());
   absl::StatusOr<std::vector<PsState>> states = client.DescribeAll();
@@ -117,6 +117,23 @@ TEST_F(PsClientTest, ASmallModelUsesOnePartitionPerServer) {
   ASSERT_TRUE(step.ok()) << step.status();
   EXPECT_EQ(step->incarnations.size(), 2u) << "one call per server";
   EXPECT_EQ(params[0][9], 0.0f);
+}
+
+TEST_F(PsClientTest, AModelIsPartitionedOnceEveryPartitionGetsAWholeChunk) {
+  vars_ = {{"w", 2 * kChunkElements}};  // 1 MiB on one server: 512 KiB per partition
+  Start(
+      1, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/2);
+  PsClient client = Client("w0");
+  ASSERT_TRUE(client.InitAll(Filled(vars_, 1.0f), 0).ok());
+  EXPECT_EQ(services_[0]->store(0)->total_elements(), kChunkElements);
+  EXPECT_EQ(services_[0]->store(1)->total_elements(), kChunkElements);
+  const Params grads = Filled(vars_, 2.0f);
+  Params params;
+  absl::StatusOr<PsClient::StepResult> step =
+      client.PushPull(&grads, {.step = 0, .pull_early = false}, &params);
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->incarnations.size(), 2u) << "one call per partition";
+  EXPECT_EQ(params[0], std::vector<float>(vars_[0].size, 0.0f));
 }
 
 TEST_F(PsClientTest, APartitionCountMismatchIsAClearError) {
