@@ -29,8 +29,8 @@ struct PsState {
 class PsClient {
  public:
   // `connections_per_ps`: the servers' partitions (--ps-connections); the variables are sharded
-  // over servers x partitions and each partition gets its own connection (models under 4 MiB
-  // per server use partition 0 only).
+  // over servers x partitions and each partition gets its own connection (a server's share
+  // smaller than one 512 KiB chunk per partition uses partition 0 only).
   PsClient(const std::vector<std::string>& addresses, std::vector<VariableSpec> variables,
            std::string worker_name, int connections_per_ps = 1);
 
