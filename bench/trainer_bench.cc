@@ -3,10 +3,11 @@
 //
 //   transport  push+pull of one step through one parameter server (a separate disttrain-trainer
 //              process on loopback) for 1/16/64/256 MiB models, against one raw TCP loopback
-//              connection moving the same bytes (and two connections at once, half each: the
-//              trainer's two connections per server with nothing but the copies). GB/s = 2 x model
-//              / step time; and a raw push+pull (RawPushPullThroughput: the same step over raw
-//              sockets with no framework, the physical limit of a parameter server here). The
+//              connection moving the same bytes (and two connections at once, half each: two
+//              of the trainer's connections per server with nothing but the copies). GB/s = 2 x
+//              model / step time; and a raw push+pull (RawPushPullThroughput: the same step over
+//              as many raw sockets as the trainer uses connections at that size, with no
+//              framework: the physical limit of a parameter server here). The
 //              headline is the asynchronous step (pull_early: both directions at once); also
 //              reported: the push-then-pull order synchronous training uses, and a pull alone
 //              (GB/s = model / time).
@@ -19,7 +20,7 @@
 //
 // Usage: trainer_bench [--only transport,memory,update,scaling] [--sizes 1,16,64,256]
 //                      [--trainer PATH] [--connections N (the trainer's --ps-connections, default
-//                      2)]
+//                      4)]
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -148,7 +149,8 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
       tcp2_rates.push_back(TcpThroughput(2 * mib * (1 << 20), 2));
     }
     // The same repetitions, step after step, for the raw push+pull over as many connections.
-    raw_rates.push_back(RawPushPullThroughput(mib * (1 << 20), connections, reps));
+    raw_rates.push_back(
+        RawPushPullThroughput(mib * (1 << 20), PartitionsUsed(mib * (1 << 20), connections), reps));
     const double g = Median(rates), t = Median(tcp_rates);
     std::cout << nlohmann::json{{"bench", "ps_push_pull"},
                                 {"model_mib", mib},
@@ -298,7 +300,7 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::set<std::string> only = {"transport", "memory", "update", "scaling"};
   std::vector<size_t> sizes = {1, 16, 64, 256};
-  int connections = 2;  // disttrain-trainer's --ps-connections default
+  int connections = 4;  // disttrain-trainer's --ps-connections default
   std::string trainer =
       (std::filesystem::path(argv[0]).parent_path() / "disttrain-trainer").string();
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -75,9 +75,9 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->Int("eval-examples", &o->eval_examples, "Test examples the evaluator uses.");
   f->Int("ps-connections", &o->ps_connections,
          "Connections from every worker to every parameter server (the servers hold their shards "
-         "in as many "
-         "partitions), so one server's traffic uses several cores. Every task must use the same "
-         "value.");
+         "in as many partitions), so one server's traffic uses several cores: a server's share "
+         "under 1 MiB uses one, then one per 32 MiB, at least two and at most this many. Every "
+         "task must use the same value.");
   f->Int(
       "ps-push-buffers", &o->ps_push_buffers,
       "ps: pushes received at once, each buffered whole until complete; resident memory is about "

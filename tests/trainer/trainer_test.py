@@ -319,7 +319,7 @@ class BadConfigTest(unittest.TestCase):
             ps.terminate()
             ps.wait(timeout=30)
         self.assertEqual(r.returncode, 2, r.stderr[-800:])
-        self.assertIn("has 3 partitions but this task uses 2", r.stderr)
+        self.assertIn("has 3 partitions but this task uses 4", r.stderr)
         self.assertIn("--ps-connections", r.stderr)
 
 

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -84,17 +85,19 @@ PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<Variab
   for (const Shard& s : plan_) shards_of_[s.ps][s.name] = &s;
 }
 
+int PartitionsUsed(size_t share_bytes, int partitions) {
+  constexpr size_t kChunkBytes = kChunkElements * sizeof(float);
+  constexpr size_t kBytesPerExtraPartition = size_t{32} << 20;
+  if (partitions < 2 || share_bytes < 2 * kChunkBytes) return 1;
+  const size_t by_size = share_bytes / kBytesPerExtraPartition;
+  return static_cast<int>(std::clamp<size_t>(by_size, 2, static_cast<size_t>(partitions)));
+}
+
 std::vector<Shard> PsClient::Plan(const std::vector<VariableSpec>& variables, int num_ps,
                                   int connections) {
   size_t bytes = 0;
   for (const VariableSpec& v : variables) bytes += v.size * sizeof(float);
-  // A server's share is partitioned once every partition gets at least one whole chunk (512 KiB);
-  // a smaller share goes to partition 0 alone, one call per server per step. Measured: the 318 KB
-  // MLP trained 35k examples/s with one connection, 27k with two; a 1 MiB model's push+pull moved
-  // 1.41-1.70 GB/s over two connections against 1.12-1.49 over one (2 MiB: 1.70-1.90 against
-  // 1.41-1.51).
-  const size_t whole_chunks = static_cast<size_t>(connections) * kChunkElements * sizeof(float);
-  const int used = bytes / static_cast<size_t>(num_ps) >= whole_chunks ? connections : 1;
+  const int used = PartitionsUsed(bytes / static_cast<size_t>(num_ps), connections);
   std::vector<Shard> plan = PlanShards(variables, num_ps * used);
   for (Shard& s : plan) s.ps = (s.ps / used) * connections + s.ps % used;  // logical -> endpoint
   return plan;

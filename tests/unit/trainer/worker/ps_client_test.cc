@@ -73,9 +73,9 @@ TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryS
 }
 
 TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection) {
-  vars_ = {{"w", 28 * kChunkElements + 17}, {"b", 5}};  // 14 MiB per server: worth partitioning
+  vars_ = {{"w", 28 * kChunkElements + 17}, {"b", 5}};  // 7 MiB per server: worth partitioning
   Start(
-      2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);
+      2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/2);
   PsClient client = Client("w0");
   absl::StatusOr<std::vector<PsState>> before = client.DescribeAll();
   ASSERT_TRUE(before.ok()) << before.status();
@@ -86,7 +86,7 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_TRUE((*after)[0].initialized && (*after)[1].initialized)
       << "every partition holds its shards";
-  for (int p = 0; p < 3; ++p) {
+  for (int p = 0; p < 2; ++p) {
     ASSERT_NE(services_[1]->store(p), nullptr) << "partition " << p;
     EXPECT_GT(services_[1]->store(p)->total_elements(), kChunkElements)
         << "partition " << p << " holds a share";
@@ -96,7 +96,7 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
   absl::StatusOr<PsClient::StepResult> step =
       client.PushPull(&grads, {.step = 0, .pull_early = false}, &params);
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->incarnations.size(), 6u);
+  EXPECT_EQ(step->incarnations.size(), 4u);
   EXPECT_EQ(params[0], std::vector<float>(vars_[0].size, 0.0f));
   EXPECT_EQ(params[1], std::vector<float>(5, 0.0f));
 }
@@ -119,7 +119,21 @@ TEST_F(PsClientTest, ASmallModelUsesOnePartitionPerServer) {
   EXPECT_EQ(params[0][9], 0.0f);
 }
 
-TEST_F(PsClientTest, AModelIsPartitionedOnceEveryPartitionGetsAWholeChunk) {
+TEST(PartitionsUsedTest, OneUnderTwoChunksThenOnePer32MiBBetweenTwoAndAll) {
+  constexpr size_t kMiB = 1 << 20;
+  EXPECT_EQ(PartitionsUsed(318'000, 4), 1) << "the MLP: one call per server";
+  EXPECT_EQ(PartitionsUsed(kMiB - 4, 4), 1);
+  EXPECT_EQ(PartitionsUsed(kMiB, 4), 2) << "two whole 512 KiB chunks";
+  EXPECT_EQ(PartitionsUsed(kMiB, 1), 1) << "a server with one partition";
+  EXPECT_EQ(PartitionsUsed(16 * kMiB, 4), 2);
+  EXPECT_EQ(PartitionsUsed(64 * kMiB, 4), 2);
+  EXPECT_EQ(PartitionsUsed(96 * kMiB, 4), 3);
+  EXPECT_EQ(PartitionsUsed(128 * kMiB, 4), 4);
+  EXPECT_EQ(PartitionsUsed(1024 * kMiB, 4), 4) << "never more than the server has";
+  EXPECT_EQ(PartitionsUsed(1024 * kMiB, 2), 2);
+}
+
+TEST_F(PsClientTest, AOneMiBShareIsSplitOverTwoPartitions) {
   vars_ = {{"w", 2 * kChunkElements}};  // 1 MiB on one server: 512 KiB per partition
   Start(
       1, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/2);
