@@ -87,9 +87,9 @@ PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<Variab
 
 int PartitionsUsed(size_t share_bytes, int partitions) {
   constexpr size_t kChunkBytes = kChunkElements * sizeof(float);
-  constexpr size_t kBytesPerExtraPartition = size_t{32} << 20;
+  constexpr size_t kBytesPerPartition = size_t{32} << 20;
   if (partitions < 2 || share_bytes < 2 * kChunkBytes) return 1;
-  const size_t by_size = share_bytes / kBytesPerExtraPartition;
+  const size_t by_size = share_bytes / kBytesPerPartition;
   return static_cast<int>(std::clamp<size_t>(by_size, 2, static_cast<size_t>(partitions)));
 }
 
