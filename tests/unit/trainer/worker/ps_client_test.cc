@@ -73,9 +73,11 @@ TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryS
 }
 
 TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection) {
-  vars_ = {{"w", 28 * kChunkElements + 17}, {"b", 5}};  // 7 MiB per server: worth partitioning
+  // 7 MiB per server: two of the three partitions (one per 32 MiB, at least two), as the
+  // default four partitions are used by shares of 1-64 MiB; the third stays empty.
+  vars_ = {{"w", 28 * kChunkElements + 17}, {"b", 5}};
   Start(
-      2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/2);
+      2, [] { return MakeAsyncSgd(0.5f); }, /*partitions=*/3);
   PsClient client = Client("w0");
   absl::StatusOr<std::vector<PsState>> before = client.DescribeAll();
   ASSERT_TRUE(before.ok()) << before.status();
@@ -86,17 +88,22 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_TRUE((*after)[0].initialized && (*after)[1].initialized)
       << "every partition holds its shards";
-  for (int p = 0; p < 2; ++p) {
-    ASSERT_NE(services_[1]->store(p), nullptr) << "partition " << p;
-    EXPECT_GT(services_[1]->store(p)->total_elements(), kChunkElements)
-        << "partition " << p << " holds a share";
+  for (int ps = 0; ps < 2; ++ps) {
+    for (int p = 0; p < 2; ++p) {
+      ASSERT_NE(services_[ps]->store(p), nullptr) << "ps " << ps << " partition " << p;
+      EXPECT_GT(services_[ps]->store(p)->total_elements(), kChunkElements)
+          << "ps " << ps << " partition " << p << " holds a share";
+    }
+    ASSERT_NE(services_[ps]->store(2), nullptr) << "ps " << ps << " partition 2";
+    EXPECT_EQ(services_[ps]->store(2)->total_elements(), 0u)
+        << "ps " << ps << " partition 2 is initialised empty";
   }
   const Params grads = Filled(vars_, 2.0f);
   Params params;
   absl::StatusOr<PsClient::StepResult> step =
       client.PushPull(&grads, {.step = 0, .pull_early = false}, &params);
   ASSERT_TRUE(step.ok()) << step.status();
-  EXPECT_EQ(step->incarnations.size(), 4u);
+  EXPECT_EQ(step->incarnations.size(), 4u) << "one call per used partition";
   EXPECT_EQ(params[0], std::vector<float>(vars_[0].size, 0.0f));
   EXPECT_EQ(params[1], std::vector<float>(5, 0.0f));
 }
