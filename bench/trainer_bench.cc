@@ -212,15 +212,16 @@ void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes, i
 void UpdateBench() {
   const size_t elements = 64 * (1 << 20) / sizeof(float);
   ShardStore store({{"w/0", std::vector<float>(elements, 1.0f)}}, 0, 1);
-  GradientMap grad = {{"w/0", std::vector<float>(elements, 0.5f)}};
+  const std::vector<float> grad(elements, 0.5f);
+  const DensePush push({{"w/0", grad}});
   auto rule = MakeAsyncSgd(1e-6f);
   std::vector<float> dst(elements, 0.0f);
   std::vector<double> update, copy;
   for (int r = 0; r < 9; ++r) {
     auto a = Clock::now();
-    rule->Apply(r, grad, &store);
+    rule->Apply(r, push, &store);
     auto b = Clock::now();
-    std::memcpy(dst.data(), grad["w/0"].data(), elements * sizeof(float));
+    std::memcpy(dst.data(), grad.data(), elements * sizeof(float));
     auto c = Clock::now();
     update.push_back(elements * sizeof(float) / Seconds(a, b));
     copy.push_back(elements * sizeof(float) / Seconds(b, c));

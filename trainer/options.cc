@@ -80,8 +80,8 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
          "task must use the same value.");
   f->Int(
       "ps-push-buffers", &o->ps_push_buffers,
-      "ps: pushes received at once, each buffered whole until complete; resident memory is about "
-      "(1 + this) x the server's share of the model.");
+      "ps: pushes received at once per partition, each held whole (in the buffers it arrived in) "
+      "until complete; resident memory is about (1 + this) x the server's share of the model.");
   f->String("summary-dir", &o->summary_dir,
             "TensorBoard event files: the chief writes loss, global_step/sec and examples/sec to "
             "<dir>/train, the evaluator accuracy and loss to <dir>/eval (default: --model-dir).");

@@ -34,7 +34,7 @@ struct TrainerOptions {
   int64_t log_every = 50;
   int64_t retry_seconds = 60;  // how long peers may be unreachable before exiting 138
   int64_t eval_examples = 10000;
-  int64_t ps_push_buffers = 1;  // ps: pushes received at once (each buffered whole)
+  int64_t ps_push_buffers = 1;  // ps: pushes received at once per partition (each held whole)
   int64_t ps_connections = 4;   // partitions per ps = connections from each worker to each ps
   std::string summary_dir;      // TensorBoard event files; empty: --model-dir
   std::string metrics_address = ":9095";

@@ -6,6 +6,7 @@
 #ifndef DISTTRAIN_TRAINER_KERNELS_AXPY_H_
 #define DISTTRAIN_TRAINER_KERNELS_AXPY_H_
 
+#include <cstddef>
 #include <span>
 
 #include "absl/status/status.h"
@@ -18,6 +19,11 @@ void Axpy(float alpha, std::span<const float> x, std::span<float> y);
 // out[i] = y[i] + alpha * x[i] on the CPU: an update written to a fresh buffer (copy-on-write)
 // in the same pass. All three have the same size; out may be y.
 void AxpyTo(float alpha, std::span<const float> x, std::span<const float> y, std::span<float> out);
+
+// The same two with x given as the raw bytes of y.size() float32 values at any alignment, as they
+// lie in a network buffer (a received push is applied from where it arrived, without a copy).
+void Axpy(float alpha, const std::byte* x, std::span<float> y);
+void AxpyTo(float alpha, const std::byte* x, std::span<const float> y, std::span<float> out);
 
 // True when this binary has CUDA kernels and a CUDA device is visible.
 bool CudaAvailable();

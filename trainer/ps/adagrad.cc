@@ -1,6 +1,8 @@
 // Adagrad on the servers (DOWNPOUR's global optimiser): per element, acc += g^2 and
 // theta -= lr * g / sqrt(acc). Pushes apply concurrently, each block under its own lock, and the
 // block's accumulators are updated under that same lock, so they never race.
+#include <vector>
+
 #include "absl/synchronization/mutex.h"
 #include "trainer/kernels/update_kernels.h"
 #include "trainer/ps/apply_pool.h"
@@ -13,12 +15,15 @@ class Adagrad : public UpdateRule {
  public:
   Adagrad(float lr, float initial) : lr_(lr), initial_(initial) {}
 
-  PushResult Apply(int64_t, const GradientMap& gradient, ShardStore* store) override {
+  PushResult Apply(int64_t, const Push& gradient, ShardStore* store) override {
     std::shared_ptr<Accumulators> acc = AccumulatorsOf(store);
-    const std::vector<const float*> g = BlockSources(gradient, *store);
-    ParallelFor(g.size(), [&](size_t i) {
+    ParallelFor(store->blocks().size(), [&](size_t i) {
       float* a = (*acc)[i].data();
-      const float* gi = g[i];
+      // The block's gradient, contiguous, in a buffer each thread reuses (cache-warm).
+      thread_local std::vector<float> block;
+      block.resize(store->blocks()[i].size);
+      gradient.CopyBlock(*store, i, block.data());
+      const float* gi = block.data();
       store->Update(i, [&](const float* in, float* out, size_t n) {
         kernels::AdagradTo(lr_, {gi, n}, {a, n}, {in, n}, {out, n});
       });

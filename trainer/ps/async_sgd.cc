@@ -13,9 +13,8 @@ class AsyncSgd : public UpdateRule {
  public:
   explicit AsyncSgd(float lr) : lr_(lr) {}
 
-  PushResult Apply(int64_t, const GradientMap& gradient, ShardStore* store) override {
-    const std::vector<const float*> g = BlockSources(gradient, *store);
-    ParallelFor(g.size(), [&](size_t i) { store->Axpy(i, -lr_, g[i]); });
+  PushResult Apply(int64_t, const Push& gradient, ShardStore* store) override {
+    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, -lr_, gradient); });
     store->AdvanceStep();
     return {};
   }

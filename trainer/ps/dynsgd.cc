@@ -13,11 +13,10 @@ class DynSgd : public UpdateRule {
  public:
   explicit DynSgd(float lr) : lr_(lr) {}
 
-  PushResult Apply(int64_t step, const GradientMap& gradient, ShardStore* store) override {
+  PushResult Apply(int64_t step, const Push& gradient, ShardStore* store) override {
     const int64_t staleness = std::max<int64_t>(0, store->global_step() - step);
     const float alpha = -lr_ / static_cast<float>(staleness + 1);
-    const std::vector<const float*> g = BlockSources(gradient, *store);
-    ParallelFor(g.size(), [&](size_t i) { store->Axpy(i, alpha, g[i]); });
+    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, alpha, gradient); });
     store->AdvanceStep();
     return {};
   }

@@ -9,9 +9,8 @@ namespace {
 
 class Elastic : public UpdateRule {
  public:
-  PushResult Apply(int64_t, const GradientMap& difference, ShardStore* store) override {
-    const std::vector<const float*> e = BlockSources(difference, *store);
-    ParallelFor(e.size(), [&](size_t i) { store->Axpy(i, 1.0f, e[i]); });
+  PushResult Apply(int64_t, const Push& difference, ShardStore* store) override {
+    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, 1.0f, difference); });
     store->AdvanceStep();
     return {};
   }

@@ -29,7 +29,7 @@ class ParameterServer final
  public:
   // `partitions`: independent parts of the server (own variables, step and rule, one made by
   // `make_rule` each), so a client can use one connection per partition and as many cores.
-  // `push_buffers`: pushes received at once per partition, each buffered whole (the size of the
+  // `push_buffers`: pushes received at once per partition, each held whole (the size of the
   // partition's variables) until it is complete; more wait. 1 keeps resident memory near twice
   // the model.
   ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule, int push_buffers,

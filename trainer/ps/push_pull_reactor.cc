@@ -1,6 +1,8 @@
 #include "trainer/ps/push_pull_reactor.h"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -46,11 +48,32 @@ void PushPullReactor::OnHeader(bool ok) {
   // Asynchronous and asked for: the variables go out while the gradient comes in.
   early_ = header_.pull_early() && !rule_->consistent_pulls();
   if (early_) WaitAndReply();
-  store_->AcquireGradient([this](std::unique_ptr<GradientMap> buffer) {
-    gradient_ = std::move(buffer);
-    receiver_ = std::make_unique<ShardReceiver>(gradient_.get());
-    StartRead(&in_);
-  });
+  {
+    absl::MutexLock lock(&mu_);
+    admitting_ = true;
+  }
+  store_->AdmitPush([this] { Admitted(); });
+}
+
+void PushPullReactor::Admitted() {
+  std::optional<grpc::Status> finish;
+  {
+    absl::MutexLock lock(&mu_);
+    admitting_ = false;
+    if (deferred_finish_.has_value()) {  // the pull failed while the push waited for its turn
+      finished_ = true;
+      finish = std::move(deferred_finish_);
+    } else {
+      push_ = std::make_unique<ReceivedPush>(*store_);
+      // Under the lock: a failing pull's FinishOnce comes after the read has started, and the
+      // outstanding read keeps the call (and this reactor) alive until it completes.
+      StartRead(&in_);
+    }
+  }
+  if (finish.has_value()) {
+    store_->EndPush();  // the turn goes on to the next push
+    Finish(*finish);
+  }
 }
 
 void PushPullReactor::OnChunk(bool ok) {
@@ -61,8 +84,7 @@ void PushPullReactor::OnChunk(bool ok) {
       return Fail(
           grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "expected chunks after the header"));
     }
-    grpc::Status s = receiver_->Add(decoded_.shard(), decoded_.offset(), decoded_.data_bytes(),
-                                    [this](void* dst) { decoded_.CopyData(dst); });
+    grpc::Status s = push_->Add(decoded_.shard(), decoded_.offset(), decoded_.TakeData());
     if (!s.ok()) return Fail(s);
     return StartRead(&in_);
   }
@@ -70,10 +92,10 @@ void PushPullReactor::OnChunk(bool ok) {
   if (ctx_->IsCancelled()) {
     return Fail(grpc::Status(grpc::StatusCode::CANCELLED, "push cancelled; nothing was applied"));
   }
-  if (grpc::Status s = receiver_->Finish(); !s.ok()) return Fail(s);
-  dropped_ = rule_->Apply(header_.step(), *gradient_, store_.get()).dropped;
+  if (grpc::Status s = push_->Finish(); !s.ok()) return Fail(s);
+  dropped_ = rule_->Apply(header_.step(), *push_, store_.get()).dropped;
   (dropped_ ? Metrics().ps_dropped : Metrics().ps_applied)->Add({}, 1);
-  ReleaseGradient();
+  EndPush();
   if (!early_) return WaitAndReply();
   bool finish;
   {
@@ -132,7 +154,7 @@ void PushPullReactor::WriteBlock() {
 }
 
 void PushPullReactor::Fail(const grpc::Status& status) {
-  ReleaseGradient();
+  EndPush();
   FinishOnce(status);
 }
 
@@ -140,18 +162,23 @@ void PushPullReactor::FinishOnce(const grpc::Status& status) {
   {
     absl::MutexLock lock(&mu_);
     if (finished_) return;
+    if (admitting_) {  // Admitted() finishes: until then no read is outstanding to hold the call
+      deferred_finish_ = status;
+      return;
+    }
     finished_ = true;
   }
   Finish(status);
 }
 
-void PushPullReactor::ReleaseGradient() {
-  receiver_.reset();
-  if (gradient_ != nullptr) store_->ReleaseGradient(std::move(gradient_));
+void PushPullReactor::EndPush() {
+  if (push_ == nullptr) return;
+  push_.reset();  // releases gRPC's buffers
+  store_->EndPush();
 }
 
 void PushPullReactor::OnDone() {
-  ReleaseGradient();
+  EndPush();
   delete this;
 }
 

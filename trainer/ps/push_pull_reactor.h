@@ -1,10 +1,10 @@
-// One PushPull call on the server (see the proto): read the header; for a push, wait for a free
-// gradient buffer, receive every chunk into it (one copy out of gRPC's slices), apply it once it
-// is complete and the client half-closed; wait for the asked step; write a status, then every
-// block of the variables as a chunk that points at the block (no copy). With pull_early
+// One PushPull call on the server (see the proto): read the header; for a push, wait until the
+// store admits it, keep every chunk in the gRPC buffers it arrived in (no copy), apply it from
+// there once it is complete and the client half-closed; wait for the asked step; write a status,
+// then every block of the variables as a chunk that points at the block (no copy). With pull_early
 // (asynchronous training) the reply is written while the push is still being read. Owned by gRPC:
-// deletes itself in OnDone. Reactions never block; waiting happens in callbacks (gradient pool,
-// step).
+// deletes itself in OnDone.
+// Reactions never block; waiting happens in callbacks (admission, step).
 #ifndef DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
 #define DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
 
@@ -12,12 +12,13 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "disttrain/trainer/v1/parameter_server.pb.h"
-#include "trainer/ps/shard_receiver.h"
+#include "trainer/ps/push.h"
 #include "trainer/ps/shard_store.h"
 #include "trainer/ps/update_rule.h"
 #include "trainer/ps/wire.h"
@@ -37,13 +38,16 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
  private:
   void OnHeader(bool ok);
   void OnChunk(bool ok);
+  void Admitted();
   void WaitAndReply();
   void Reply();
   void WriteBlock();
   void Fail(const grpc::Status& status);
-  // Reads and writes may both end the call (pull_early): the first one does.
+  // Reads and writes may both end the call (pull_early): the first one does. While the push
+  // waits for its turn, the finish waits too (Admitted() carries it out).
   void FinishOnce(const grpc::Status& status);
-  void ReleaseGradient();
+  // Ends an admitted push (applied or not): its buffers go, the next push may come in.
+  void EndPush();
 
   ParameterServer* const server_;
   grpc::CallbackServerContext* const ctx_;
@@ -53,12 +57,14 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
   v1::PushPullHeader header_;
   UpdateRule* rule_ = nullptr;  // of the header's partition
   std::shared_ptr<ShardStore> store_;
-  std::unique_ptr<GradientMap> gradient_;
-  std::unique_ptr<ShardReceiver> receiver_;
-  std::atomic<bool> dropped_{false};  // pull_early: written by the read side while the reply runs
-  bool early_ = false;                // pull_early: the reply is written while the push is read
+  std::unique_ptr<ReceivedPush> push_;  // set once admitted
+  std::atomic<bool> dropped_{false};    // pull_early: written by the read side while the reply runs
+  bool early_ = false;                  // pull_early: the reply is written while the push is read
   absl::Mutex mu_;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool admitting_ ABSL_GUARDED_BY(mu_) = false;  // waiting for the store to admit the push
+  // A finish asked for while admitting_ (the pull failed): Admitted() carries it out.
+  std::optional<grpc::Status> deferred_finish_ ABSL_GUARDED_BY(mu_);
   bool push_done_ ABSL_GUARDED_BY(mu_) = false;   // pull_early: applied
   bool reply_done_ ABSL_GUARDED_BY(mu_) = false;  // pull_early: every block written
   std::vector<ShardStore::BlockRef> snapshot_;    // consistent pulls only

@@ -8,7 +8,9 @@
 //   OUT_OF_RANGE      a chunk runs past the end of its shard
 //   CANCELLED         the client cancelled the stream (checked by the caller)
 //   INVALID_ARGUMENT  the stream ended normally with a shard incomplete (Finish)
-// Thread-compatible: one stream's handler uses it.
+// Either copies each chunk into a buffer per shard (Init) or only checks it (a push, whose
+// chunks are kept where they arrived: trainer/ps/push.h). Thread-compatible: one stream's
+// handler uses it.
 #ifndef DISTTRAIN_TRAINER_PS_SHARD_RECEIVER_H_
 #define DISTTRAIN_TRAINER_PS_SHARD_RECEIVER_H_
 
@@ -28,16 +30,21 @@ class ShardReceiver {
   // `targets` maps each expected shard to a buffer already sized to the shard; chunks are
   // copied into it. It must outlive the receiver.
   explicit ShardReceiver(std::map<std::string, std::vector<float>>* targets);
+  // Checks chunks only: `sizes` maps each expected shard to its size in elements.
+  explicit ShardReceiver(std::map<std::string, size_t> sizes);
 
   grpc::Status Add(const v1::TensorChunk& chunk);
   // A chunk of `bytes` bytes at element `offset` of `shard`; `copy(dst)` copies its data.
   grpc::Status Add(const std::string& shard, uint64_t offset, size_t bytes,
                    const std::function<void(void*)>& copy);
+  // Checks a chunk and counts it as received (no copy).
+  grpc::Status Accept(const std::string& shard, uint64_t offset, size_t bytes);
   // OK when every shard is complete.
   grpc::Status Finish() const;
 
  private:
-  std::map<std::string, std::vector<float>>* targets_;
+  std::map<std::string, std::vector<float>>* targets_ = nullptr;
+  std::map<std::string, size_t> sizes_;     // expected elements, by shard
   std::map<std::string, size_t> received_;  // elements so far, by shard
 };
 

@@ -4,12 +4,13 @@
 #include <cstring>
 
 #include "trainer/kernels/axpy.h"
+#include "trainer/ps/push.h"
 
 namespace disttrain::trainer {
 
 ShardStore::ShardStore(std::map<std::string, std::vector<float>> values, int64_t global_step,
                        int push_buffers)
-    : step_(global_step), buffers_left_(std::max(1, push_buffers)) {
+    : step_(global_step), pushes_left_(std::max(1, push_buffers)) {
   for (const auto& [name, v] : values) {
     ShardInfo s{name, v.size(), blocks_.size(), 0};
     for (size_t off = 0; off < v.size(); off += kChunkElements) {
@@ -59,6 +60,25 @@ void ShardStore::Axpy(size_t block, float alpha, const float* x) {
   }
   auto fresh = std::make_shared<Block>(n);
   kernels::AxpyTo(alpha, {x, n}, {slot.block->values.get(), n}, {fresh->values.get(), n});
+  slot.block = std::move(fresh);
+}
+
+void ShardStore::Axpy(size_t block, float alpha, const Push& push) {
+  Slot& slot = slots_[block];
+  absl::MutexLock lock(&slot.mu);
+  const size_t n = slot.block->size;
+  float* values = slot.block->values.get();
+  if (slot.block.use_count() == 1) {
+    push.ForEachRun(*this, block, [&](size_t first, const std::byte* x, size_t k) {
+      kernels::Axpy(alpha, x, {values + first, k});
+    });
+    return;
+  }
+  auto fresh = std::make_shared<Block>(n);
+  float* out = fresh->values.get();
+  push.ForEachRun(*this, block, [&](size_t first, const std::byte* x, size_t k) {
+    kernels::AxpyTo(alpha, x, {values + first, k}, {out + first, k});
+  });
   slot.block = std::move(fresh);
 }
 
@@ -140,37 +160,30 @@ void ShardStore::Close() {
   for (Waiter& w : all) w.fn();
 }
 
-void ShardStore::AcquireGradient(std::function<void(std::unique_ptr<GradientMap>)> fn) {
-  std::unique_ptr<GradientMap> buffer;
+void ShardStore::AdmitPush(std::function<void()> fn) {
   {
-    absl::MutexLock lock(&pool_mu_);
-    if (!free_.empty()) {
-      buffer = std::move(free_.back());
-      free_.pop_back();
-    } else if (buffers_left_ > 0) {
-      --buffers_left_;
-      buffer = std::make_unique<GradientMap>();
-      for (const ShardInfo& s : shards_) (*buffer)[s.name].resize(s.size);
-    } else {
+    absl::MutexLock lock(&push_mu_);
+    if (pushes_left_ == 0) {
       queue_.push_back(std::move(fn));
       return;
     }
+    --pushes_left_;
   }
-  fn(std::move(buffer));
+  fn();
 }
 
-void ShardStore::ReleaseGradient(std::unique_ptr<GradientMap> buffer) {
-  std::function<void(std::unique_ptr<GradientMap>)> next;
+void ShardStore::EndPush() {
+  std::function<void()> next;
   {
-    absl::MutexLock lock(&pool_mu_);
+    absl::MutexLock lock(&push_mu_);
     if (queue_.empty()) {
-      free_.push_back(std::move(buffer));
+      ++pushes_left_;
       return;
     }
     next = std::move(queue_.front());
     queue_.pop_front();
   }
-  next(std::move(buffer));
+  next();  // the ended push's place goes to the first one waiting
 }
 
 std::vector<const float*> BlockSources(const GradientMap& values, const ShardStore& store) {

@@ -7,8 +7,8 @@
 // updates of different blocks never wait for each other (Hogwild, without data races).
 //
 // Whole-step updates (synchronous training) hold the version lock exclusively; Snapshot() takes
-// it shared, so a snapshot is one step's values. The store also owns the pool of gradient
-// buffers (pushes are received whole before they are applied) and the waiters of pulls that
+// it shared, so a snapshot is one step's values. The store also admits pushes (how many are
+// received at once: each is held whole until it is applied) and keeps the waiters of pulls that
 // wait for a step. Thread-safe.
 #ifndef DISTTRAIN_TRAINER_PS_SHARD_STORE_H_
 #define DISTTRAIN_TRAINER_PS_SHARD_STORE_H_
@@ -26,6 +26,8 @@
 #include "absl/time/time.h"
 
 namespace disttrain::trainer {
+
+class Push;  // trainer/ps/push.h
 
 // 128 Ki floats = 512 KiB per chunk and per block, well under gRPC's 4 MiB default message
 // limit. Smaller blocks pin less memory while being sent (an update copies a block a pull is
@@ -55,8 +57,8 @@ class ShardStore {
     size_t first_block = 0, num_blocks = 0;
   };
 
-  // `push_buffers`: how many pushes may be received at once (each holds a gradient buffer the
-  // size of the server's variables).
+  // `push_buffers`: how many pushes may be received at once (each is held whole, up to the size
+  // of the server's variables, until it is applied).
   ShardStore(std::map<std::string, std::vector<float>> values, int64_t global_step,
              int push_buffers);
   ~ShardStore();
@@ -72,6 +74,8 @@ class ShardStore {
 
   // values = values + alpha * x for one block (x has the block's size).
   void Axpy(size_t block, float alpha, const float* x);
+  // The same with x the block's part of a push, read from where it lies (no copy).
+  void Axpy(size_t block, float alpha, const Push& push);
   // Any element-wise update of one block: fn(in, out, n) writes the new values to `out` from the
   // current ones in `in` (the same buffer when nobody is sending the block). Runs under the
   // block's lock, so a rule may keep per-block state (e.g. Adagrad accumulators) updated in fn.
@@ -102,10 +106,10 @@ class ShardStore {
   // Runs every waiter now (the store is being replaced or the server stops).
   void Close();
 
-  // A gradient buffer shaped like the variables, given to `fn` when one is free (perhaps on
-  // another thread). Buffers come back through ReleaseGradient.
-  void AcquireGradient(std::function<void(std::unique_ptr<GradientMap>)> fn);
-  void ReleaseGradient(std::unique_ptr<GradientMap> buffer);
+  // Runs `fn` once fewer than `push_buffers` pushes are being received (perhaps later, on
+  // another thread). Every admitted push ends with EndPush, applied or not.
+  void AdmitPush(std::function<void()> fn);
+  void EndPush();
 
  private:
   struct Slot {
@@ -131,10 +135,9 @@ class ShardStore {
   bool closed_ ABSL_GUARDED_BY(step_mu_) = false;
   std::vector<Waiter> waiters_ ABSL_GUARDED_BY(step_mu_);
 
-  absl::Mutex pool_mu_;
-  int buffers_left_ ABSL_GUARDED_BY(pool_mu_);  // not yet allocated
-  std::vector<std::unique_ptr<GradientMap>> free_ ABSL_GUARDED_BY(pool_mu_);
-  std::deque<std::function<void(std::unique_ptr<GradientMap>)>> queue_ ABSL_GUARDED_BY(pool_mu_);
+  absl::Mutex push_mu_;
+  int pushes_left_ ABSL_GUARDED_BY(push_mu_);  // more that may be received now
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(push_mu_);
 };
 
 // For every block of `store`, where its part of `values` (shaped like the store) starts.

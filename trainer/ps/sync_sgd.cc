@@ -17,7 +17,7 @@ class SyncSgd : public UpdateRule {
 
   bool consistent_pulls() const override { return true; }
 
-  PushResult Apply(int64_t step, const GradientMap& gradient, ShardStore* store) override {
+  PushResult Apply(int64_t step, const Push& gradient, ShardStore* store) override {
     absl::MutexLock lock(&mu_);
     if (store != store_) {  // re-initialised: partial aggregates belong to the old variables
       sum_.clear();
@@ -25,10 +25,15 @@ class SyncSgd : public UpdateRule {
       store_ = store;
     }
     if (step != store->global_step()) return {true};
-    for (const auto& [name, g] : gradient) {
-      std::vector<float>& acc = sum_[name];
-      if (count_ == 0) acc.assign(g.size(), 0.0f);  // reuses the buffer of the previous step
-      kernels::Axpy(1.0f, g, acc);
+    if (count_ == 0) {  // reuses the buffers of the previous step
+      for (const ShardStore::ShardInfo& s : store->shards()) sum_[s.name].assign(s.size, 0.0f);
+    }
+    for (size_t i = 0; i < store->blocks().size(); ++i) {
+      const ShardStore::BlockInfo& b = store->blocks()[i];
+      float* acc = sum_[store->shards()[b.shard].name].data() + b.offset;
+      gradient.ForEachRun(*store, i, [&](size_t first, const std::byte* g, size_t n) {
+        kernels::Axpy(1.0f, g, {acc + first, n});
+      });
     }
     if (++count_ < k_) return {};
     {

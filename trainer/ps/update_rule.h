@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "trainer/ps/push.h"
 #include "trainer/ps/shard_store.h"
 #include "trainer/schemes/scheme.h"
 
@@ -28,7 +29,7 @@ class UpdateRule {
  public:
   virtual ~UpdateRule() = default;
   // A complete push: the gradient of every shard `store` holds, computed at `step`.
-  virtual PushResult Apply(int64_t step, const GradientMap& gradient, ShardStore* store) = 0;
+  virtual PushResult Apply(int64_t step, const Push& gradient, ShardStore* store) = 0;
   // True when a pull must see one step's values (synchronous training); otherwise each block is
   // read as it is when sent (Hogwild).
   virtual bool consistent_pulls() const { return false; }

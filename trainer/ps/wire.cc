@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -297,6 +298,68 @@ bool Decoded::Parse(const grpc::ByteBuffer& buffer) {
 
 bool Decoded::ParseField1(google::protobuf::MessageLite* out) const {
   return field_ == 1 && out->ParseFromString(field1_);
+}
+
+ChunkData Decoded::TakeData() {
+  ChunkData out;
+  out.bytes_ = data_len_;
+  if (data_len_ == 0) return out;
+  out.first_pos_ = data_pos_;
+  out.slices_.assign(std::make_move_iterator(slices_.begin() + data_slice_),
+                     std::make_move_iterator(slices_.end()));
+  slices_.clear();
+  data_len_ = 0;
+  return out;
+}
+
+void ChunkData::ForEachRun(size_t begin, size_t end,
+                           absl::FunctionRef<void(const std::byte* values, size_t n)> fn) const {
+  end = std::min(end, bytes_);
+  size_t slice = 0, pos = first_pos_ + begin;
+  // Finds the slice holding byte `pos` of the current slice onwards.
+  auto normalize = [&] {
+    while (slice < slices_.size() && pos >= slices_[slice].size()) {
+      pos -= slices_[slice].size();
+      ++slice;
+    }
+  };
+  size_t left = end > begin ? end - begin : 0;
+  while (left >= sizeof(float)) {
+    normalize();
+    if (slice >= slices_.size()) return;
+    const auto* p = reinterpret_cast<const std::byte*>(slices_[slice].begin()) + pos;
+    const size_t whole = std::min(left, slices_[slice].size() - pos) / sizeof(float);
+    if (whole > 0) {
+      fn(p, whole);
+      pos += whole * sizeof(float);
+      left -= whole * sizeof(float);
+      continue;
+    }
+    // A value split between buffers: join its bytes.
+    std::byte joined[sizeof(float)];
+    for (size_t k = 0; k < sizeof(float); ++k) {
+      normalize();
+      if (slice >= slices_.size()) return;
+      joined[k] = static_cast<std::byte>(slices_[slice].begin()[pos++]);
+    }
+    fn(joined, 1);
+    left -= sizeof(float);
+  }
+}
+
+void ChunkData::CopyTo(void* dst) const {
+  char* out = static_cast<char*>(dst);
+  size_t pos = first_pos_, left = bytes_;
+  for (size_t slice = 0; left > 0 && slice < slices_.size(); ++slice, pos = 0) {
+    if (pos >= slices_[slice].size()) {
+      pos -= slices_[slice].size();
+      continue;
+    }
+    const size_t n = std::min(left, slices_[slice].size() - pos);
+    std::memcpy(out, slices_[slice].begin() + pos, n);
+    out += n;
+    left -= n;
+  }
 }
 
 void Decoded::CopyData(void* dst) const {

@@ -13,12 +13,14 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "google/protobuf/message_lite.h"
 
 namespace disttrain::trainer::wire {
@@ -58,6 +60,26 @@ grpc::ByteBuffer EncodeChunk(std::string_view shard, uint64_t offset, const floa
 // `message` as field 1 of a oneof message (a header or a status).
 grpc::ByteBuffer EncodeField1(const google::protobuf::MessageLite& message);
 
+// The data of one received chunk, kept in the gRPC buffers it arrived in (references to them,
+// not a copy): a push is held this way until it is complete and then applied from here.
+class ChunkData {
+ public:
+  size_t bytes() const { return bytes_; }
+  // Calls fn(values, n) for consecutive runs of whole float32 values covering bytes [begin, end)
+  // of the data (both multiples of 4), in order. `values` has any alignment; a value split
+  // between two of gRPC's buffers is joined in a 4-byte temporary and passed as a run of one.
+  void ForEachRun(size_t begin, size_t end,
+                  absl::FunctionRef<void(const std::byte* values, size_t n)> fn) const;
+  // Copies all of the data to `dst`.
+  void CopyTo(void* dst) const;
+
+ private:
+  friend class Decoded;
+  std::vector<grpc::Slice> slices_;
+  size_t first_pos_ = 0;  // where the data starts in slices_[0]
+  size_t bytes_ = 0;
+};
+
 // One received oneof message, decoded without copying its tensor data.
 class Decoded {
  public:
@@ -75,6 +97,8 @@ class Decoded {
   size_t data_bytes() const { return data_len_; }
   // Copies the chunk's data (data_bytes() of it) to `dst`.
   void CopyData(void* dst) const;
+  // The chunk's data, keeping gRPC's buffers alive; the message must be parsed again after.
+  ChunkData TakeData();
 
  private:
   std::vector<grpc::Slice> slices_;

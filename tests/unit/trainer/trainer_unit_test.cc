@@ -52,8 +52,8 @@ std::vector<float> Values(const ShardStore& store) {
 TEST(UpdateRuleTest, AsyncAppliesEveryPushAtOnce) {
   ShardStore store({{"w/0", {1, 1}}}, 0, 1);
   auto rule = MakeAsyncSgd(0.5f);
-  rule->Apply(0, Grad(2), &store);
-  rule->Apply(0, Grad(2), &store);  // a stale step is still applied
+  rule->Apply(0, DensePush(Grad(2)), &store);
+  rule->Apply(0, DensePush(Grad(2)), &store);  // a stale step is still applied
   EXPECT_EQ(Values(store), (std::vector<float>{-1, -1}));
   EXPECT_EQ(store.global_step(), 2);
 }
@@ -61,23 +61,24 @@ TEST(UpdateRuleTest, AsyncAppliesEveryPushAtOnce) {
 TEST(UpdateRuleTest, SyncAveragesReplicasToAggregateAndDropsStaleGradients) {
   ShardStore store({{"w/0", {1, 1}}}, 0, 1);
   auto rule = MakeSyncSgd(0.5f, 2);
-  EXPECT_FALSE(rule->Apply(0, Grad(2), &store).dropped);
+  EXPECT_FALSE(rule->Apply(0, DensePush(Grad(2)), &store).dropped);
   EXPECT_EQ(store.global_step(), 0) << "waits for the second gradient";
-  EXPECT_FALSE(rule->Apply(0, Grad(4), &store).dropped);
+  EXPECT_FALSE(rule->Apply(0, DensePush(Grad(4)), &store).dropped);
   EXPECT_EQ(store.global_step(), 1);
   EXPECT_EQ(Values(store), (std::vector<float>{-0.5f, -0.5f}));  // 1 - 0.5 * (2 + 4) / 2
-  EXPECT_TRUE(rule->Apply(0, Grad(100), &store).dropped) << "a backup worker's late gradient";
+  EXPECT_TRUE(rule->Apply(0, DensePush(Grad(100)), &store).dropped)
+      << "a backup worker's late gradient";
   EXPECT_EQ(Values(store), (std::vector<float>{-0.5f, -0.5f}));
 }
 
 TEST(UpdateRuleTest, SyncForgetsPartialAggregatesOfAReplacedStore) {
   auto rule = MakeSyncSgd(0.5f, 2);
   ShardStore old_store({{"w/0", {1, 1}}}, 0, 1);
-  rule->Apply(0, Grad(2), &old_store);
+  rule->Apply(0, DensePush(Grad(2)), &old_store);
   ShardStore restored({{"w/0", {1, 1}}}, 0, 1);  // e.g. restored from a checkpoint
-  rule->Apply(0, Grad(4), &restored);
+  rule->Apply(0, DensePush(Grad(4)), &restored);
   EXPECT_EQ(restored.global_step(), 0) << "the gradient pushed to the old store does not count";
-  rule->Apply(0, Grad(4), &restored);
+  rule->Apply(0, DensePush(Grad(4)), &restored);
   EXPECT_EQ(Values(restored), (std::vector<float>{-1, -1}));
 }
 

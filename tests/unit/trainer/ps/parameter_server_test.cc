@@ -213,6 +213,43 @@ TEST_F(ParameterServerTest, ConcurrentPushesAreEachAppliedOnce) {
   EXPECT_EQ(values["b/0"][7], small_[7] - 12.0f);
 }
 
+TEST_F(ParameterServerTest, ACallThatEndsWhileItsPushWaitsForItsTurnIsForgotten) {
+  Start(MakeAsyncSgd(0.5f));  // one push received at a time
+  const std::vector<float> ones(kShard, 1.0f);
+  v1::PushPullRequest header;
+  header.mutable_header()->set_push(true);
+  header.mutable_header()->set_pull_early(true);
+  // A holds the turn: its push is half sent.
+  grpc::ClientContext a_ctx;
+  auto a = stub_->PushPull(&a_ctx);
+  ASSERT_TRUE(a->Write(header));
+  ASSERT_TRUE(a->Write(Chunk("w/0", 0, Bytes(ones, 0, kChunkElements))));
+  // B waits for the turn while its pull is already written; it reads some, then goes away.
+  {
+    grpc::ClientContext b_ctx;
+    auto b = stub_->PushPull(&b_ctx);
+    ASSERT_TRUE(b->Write(header));
+    v1::PushPullReply reply;
+    ASSERT_TRUE(b->Read(&reply));
+    EXPECT_TRUE(reply.has_status());
+    b_ctx.TryCancel();
+    EXPECT_EQ(b->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  absl::SleepFor(absl::Milliseconds(200));  // the server ends B's call (OnDone) meanwhile
+  // A finishes: the turn passes to B's ended call, which must only hand it on.
+  ASSERT_TRUE(a->Write(Chunk("w/0", kChunkElements, Bytes(ones, kChunkElements, kChunkElements))));
+  ASSERT_TRUE(a->Write(Chunk("b/0", 0, Bytes(ones, 0, kSmall))));
+  a->WritesDone();
+  v1::PushPullReply reply;
+  while (a->Read(&reply)) {
+  }
+  ASSERT_TRUE(a->Finish().ok());
+  ASSERT_TRUE(Push("c", 0, kAsIs).ok()) << "the turn came back";
+  auto [values, step] = Pull();
+  EXPECT_EQ(step, 2) << "A's and C's pushes, not B's";
+  EXPECT_EQ(values["w/0"][9], big_[9] - 1.0f);
+}
+
 TEST_F(ParameterServerTest, ASyncPullWaitsForTheStepItAsksFor) {
   Start(MakeSyncSgd(0.5f, 2));
   v1::PushPullStatus first;

@@ -1,5 +1,5 @@
 // The parameter server's variable store: copy-on-write blocks, one-step snapshots, step waiters
-// and the gradient buffer pool.
+// and the admission of pushes.
 #include "trainer/ps/shard_store.h"
 
 #include <thread>
@@ -83,18 +83,21 @@ TEST(ShardStoreTest, WaitersRunAtTheirStepAtTheirDeadlineOrOnClose) {
   EXPECT_EQ(ran, (std::vector<std::string>{"now", "step2", "deadline", "close"}));
 }
 
-TEST(ShardStoreTest, GradientBuffersAreBoundedAndReused) {
-  ShardStore store(Ones(), 0, 1);
-  std::unique_ptr<GradientMap> first, second;
-  store.AcquireGradient([&](std::unique_ptr<GradientMap> b) { first = std::move(b); });
-  ASSERT_NE(first, nullptr);
-  EXPECT_EQ((*first)["w/0"].size(), kTwoBlocksAndABit);
-  store.AcquireGradient([&](std::unique_ptr<GradientMap> b) { second = std::move(b); });
-  EXPECT_EQ(second, nullptr) << "one buffer: the second push waits";
-  GradientMap* address = first.get();
-  store.ReleaseGradient(std::move(first));
-  ASSERT_NE(second, nullptr);
-  EXPECT_EQ(second.get(), address) << "the released buffer is handed over, not reallocated";
+TEST(ShardStoreTest, PushesAreAdmittedUpToTheLimitAndInTurn) {
+  ShardStore store(Ones(), 0, 2);
+  std::vector<int> admitted;
+  for (int i = 0; i < 4; ++i) store.AdmitPush([&admitted, i] { admitted.push_back(i); });
+  EXPECT_EQ(admitted, (std::vector<int>{0, 1})) << "two at once; the others wait";
+  store.EndPush();
+  EXPECT_EQ(admitted, (std::vector<int>{0, 1, 2})) << "an ended push lets the first waiting in";
+  store.EndPush();
+  store.EndPush();
+  store.EndPush();
+  store.AdmitPush([&admitted] { admitted.push_back(4); });
+  store.AdmitPush([&admitted] { admitted.push_back(5); });
+  EXPECT_EQ(admitted, (std::vector<int>{0, 1, 2, 3, 4, 5})) << "both places free again";
+  store.AdmitPush([&admitted] { admitted.push_back(6); });
+  EXPECT_EQ(admitted.size(), 6u) << "and no more than two";
 }
 
 }  // namespace

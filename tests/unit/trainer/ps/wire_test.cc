@@ -69,6 +69,43 @@ TEST(WireTest, DecodesWhatGeneratedCodeWritesAcrossAnySlicing) {
   }
 }
 
+TEST(WireTest, TakenDataIsReadInWholeValuesAcrossAnySlicing) {
+  std::vector<float> values(1000);
+  // Every byte of a value matters (no round numbers with zero low mantissa bytes).
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.37f + 0.1f;
+  v1::PushPullRequest req;
+  req.mutable_chunk()->set_shard("w/0");
+  req.mutable_chunk()->set_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+  const std::string bytes = req.SerializeAsString();
+  for (size_t piece : {1, 3, 7, 64, 4097, 1 << 20}) {
+    wire::Decoded d;
+    ASSERT_TRUE(d.Parse(Sliced(bytes, piece))) << piece << ": " << d.error();
+    const wire::ChunkData data = d.TakeData();
+    ASSERT_EQ(data.bytes(), values.size() * 4);
+    // Values 10..99, run by run.
+    std::vector<float> got;
+    size_t runs = 0;
+    data.ForEachRun(40, 400, [&](const std::byte* p, size_t n) {
+      ASSERT_GT(n, 0u);
+      ++runs;
+      for (size_t k = 0; k < n; ++k) {
+        float v;
+        std::memcpy(&v, p + 4 * k, 4);
+        got.push_back(v);
+      }
+    });
+    EXPECT_EQ(got, std::vector<float>(values.begin() + 10, values.begin() + 100))
+        << "slices of " << piece << " bytes";
+    if (piece == (1 << 20)) {
+      EXPECT_EQ(runs, 1u) << "values in one slice are one run";
+    }
+    std::vector<float> all(values.size());
+    data.CopyTo(all.data());
+    EXPECT_EQ(all, values) << "slices of " << piece << " bytes";
+  }
+}
+
 TEST(WireTest, HeadersRoundTripAndProto3DefaultsAreUnderstood) {
   v1::PushPullHeader h;
   h.set_step(42);

@@ -55,11 +55,11 @@ SchemeConfig Config(Scheme scheme, int local_steps = 1) {
 TEST(ServerRuleTest, AdagradScalesEachElementByItsAccumulatedSquares) {
   ShardStore store({{"w/0", {1, 1}}}, 0, 1);
   auto rule = MakeAdagrad(0.5f, 0.1f);
-  rule->Apply(0, {{"w/0", {2, -1}}}, &store);
+  rule->Apply(0, DensePush({{"w/0", {2, -1}}}), &store);
   // acc = 0.1 + g^2 = {4.1, 1.1}; theta = 1 - 0.5 * g / sqrt(acc)
   const float a0 = 1 - 0.5f * 2 / std::sqrt(4.1f), a1 = 1 + 0.5f / std::sqrt(1.1f);
   EXPECT_THAT(Values(store), ElementsAre(FloatEq(a0), FloatEq(a1)));
-  rule->Apply(0, {{"w/0", {2, -1}}}, &store);  // acc = {8.1, 2.1}
+  rule->Apply(0, DensePush({{"w/0", {2, -1}}}), &store);  // acc = {8.1, 2.1}
   EXPECT_THAT(Values(store), ElementsAre(FloatEq(a0 - 0.5f * 2 / std::sqrt(8.1f)),
                                          FloatEq(a1 + 0.5f / std::sqrt(2.1f))));
   EXPECT_EQ(store.global_step(), 2);
@@ -68,20 +68,20 @@ TEST(ServerRuleTest, AdagradScalesEachElementByItsAccumulatedSquares) {
 TEST(ServerRuleTest, AdagradStartsAfreshForReinitialisedVariables) {
   auto rule = MakeAdagrad(0.5f, 0.1f);
   ShardStore old_store({{"w/0", {1, 1}}}, 0, 1);
-  rule->Apply(0, {{"w/0", {2, 2}}}, &old_store);
+  rule->Apply(0, DensePush({{"w/0", {2, 2}}}), &old_store);
   ShardStore restored({{"w/0", {1, 1}}}, 0, 1);
-  rule->Apply(0, {{"w/0", {2, 2}}}, &restored);
+  rule->Apply(0, DensePush({{"w/0", {2, 2}}}), &restored);
   EXPECT_EQ(Values(restored), Values(old_store)) << "the accumulators start again at 0.1";
 }
 
 TEST(ServerRuleTest, DynSgdDividesByStalenessPlusOne) {
   ShardStore store({{"w/0", {1, 1}}}, 0, 1);
   auto rule = MakeDynSgd(0.5f);
-  rule->Apply(0, {{"w/0", {2, 2}}}, &store);  // fresh: 1 - 0.5 * 2 = 0
+  rule->Apply(0, DensePush({{"w/0", {2, 2}}}), &store);  // fresh: 1 - 0.5 * 2 = 0
   EXPECT_THAT(Values(store), ElementsAre(0.0f, 0.0f));
-  rule->Apply(0, {{"w/0", {2, 4}}}, &store);  // computed at step 0, server at 1: / 2
+  rule->Apply(0, DensePush({{"w/0", {2, 4}}}), &store);  // computed at step 0, server at 1: / 2
   EXPECT_THAT(Values(store), ElementsAre(-0.5f, -1.0f));
-  rule->Apply(0, {{"w/0", {3, 3}}}, &store);  // staleness 2: / 3
+  rule->Apply(0, DensePush({{"w/0", {3, 3}}}), &store);  // staleness 2: / 3
   EXPECT_THAT(Values(store), ElementsAre(-1.0f, -1.5f));
   EXPECT_EQ(store.global_step(), 3);
 }
@@ -89,7 +89,7 @@ TEST(ServerRuleTest, DynSgdDividesByStalenessPlusOne) {
 TEST(ServerRuleTest, ElasticAddsTheDifference) {
   ShardStore store({{"w/0", {1, 2}}}, 0, 1);
   auto rule = MakeElastic();
-  rule->Apply(0, {{"w/0", {0.5f, -1}}}, &store);
+  rule->Apply(0, DensePush({{"w/0", {0.5f, -1}}}), &store);
   EXPECT_THAT(Values(store), ElementsAre(1.5f, 1.0f));
 }
 
@@ -98,7 +98,7 @@ TEST(ServerRuleTest, EachSchemeGetsItsRule) {
   // elastic by +g.
   auto after = [](Scheme s) {
     ShardStore store({{"w/0", {1, 1}}}, 0, 1);
-    MakeUpdateRule(Config(s))->Apply(0, {{"w/0", {2, 2}}}, &store);
+    MakeUpdateRule(Config(s))->Apply(0, DensePush({{"w/0", {2, 2}}}), &store);
     return Values(store)[0];
   };
   EXPECT_EQ(after(Scheme::kHogwild), 0.5f);
@@ -208,7 +208,7 @@ std::vector<float> Train(Scheme scheme, int local_steps, const std::vector<float
     const int w = round % 2;
     const int64_t step = store.global_step();
     workers[w]->Round({Values(store)}, toys[w].Fn(), &commit);
-    rule->Apply(step, {{"w/0", commit[0]}}, &store);
+    rule->Apply(step, DensePush({{"w/0", commit[0]}}), &store);
   }
   return Values(store);
 }
@@ -242,9 +242,9 @@ TEST(DegenerateSchemeTest, SyncWithPerWorkerRatesAppliesEachWorkersRate) {
   toy1.batches = 1;
   Params commit;
   MakeWorkerScheme(c, 0)->Round({{0, 0}}, toy0.Fn(), &commit);  // g0 = (-1, 2)
-  rule->Apply(0, {{"w/0", commit[0]}}, &store);
+  rule->Apply(0, DensePush({{"w/0", commit[0]}}), &store);
   MakeWorkerScheme(c, 1)->Round({{0, 0}}, toy1.Fn(), &commit);  // g1 = (-3, -0.5)
-  rule->Apply(0, {{"w/0", commit[0]}}, &store);
+  rule->Apply(0, DensePush({{"w/0", commit[0]}}), &store);
   EXPECT_THAT(Values(store),
               Pointwise(FloatEq(), std::vector<float>{(0.5f + 0.375f) / 2, (-1 + 0.0625f) / 2}));
 }
