@@ -3,7 +3,6 @@
 // summed or averaged gradients). Pushes run concurrently: each block is
 // updated under its own lock only, so pushes never wait for each other's other blocks; one
 // push's blocks are spread over the cores.
-#include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -14,10 +13,12 @@ class AsyncSgd : public UpdateRule {
   explicit AsyncSgd(float lr) : lr_(lr) {}
 
   PushResult Apply(int64_t, const Push& gradient, ShardStore* store) override {
-    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, -lr_, gradient); });
+    ApplyScaled(-lr_, gradient, store);
     store->AdvanceStep();
     return {};
   }
+
+  std::optional<float> ArrivalAlpha(int64_t, const ShardStore&) const override { return -lr_; }
 
  private:
   const float lr_;

@@ -1,7 +1,6 @@
 // The server half of asynchronous elastic averaging (EASGD, EAMSGD): a worker pushes the elastic
 // difference E = alpha * (x_worker - theta) and the center variable moves towards it,
 // theta <- theta + E. Each push is one global step; pushes apply concurrently, block by block.
-#include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -10,10 +9,12 @@ namespace {
 class Elastic : public UpdateRule {
  public:
   PushResult Apply(int64_t, const Push& difference, ShardStore* store) override {
-    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, 1.0f, difference); });
+    ApplyScaled(1.0f, difference, store);
     store->AdvanceStep();
     return {};
   }
+
+  std::optional<float> ArrivalAlpha(int64_t, const ShardStore&) const override { return 1.0f; }
 };
 
 }  // namespace

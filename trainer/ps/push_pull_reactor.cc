@@ -65,6 +65,12 @@ void PushPullReactor::Admitted() {
       finish = std::move(deferred_finish_);
     } else {
       push_ = std::make_unique<ReceivedPush>(*store_);
+      // With one push received at a time per partition, the previous one is applied and the next
+      // waits: nothing changes the blocks before this push is applied.
+      if (server_->push_buffers() == 1) {
+        if (std::optional<float> a = rule_->ArrivalAlpha(header_.step(), *store_); a.has_value())
+          push_->UpdateBlocksOnArrival(store_.get(), *a);
+      }
       // Under the lock: a failing pull's FinishOnce comes after the read has started, and the
       // outstanding read keeps the call (and this reactor) alive until it completes.
       StartRead(&in_);

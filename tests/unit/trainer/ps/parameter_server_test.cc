@@ -38,8 +38,8 @@ v1::PushPullRequest Chunk(const std::string& shard, uint64_t offset, std::string
 
 class ParameterServerTest : public ::testing::Test {
  protected:
-  void Start(std::unique_ptr<UpdateRule> rule) {
-    service_ = std::make_unique<ParameterServer>(std::move(rule));
+  void Start(std::unique_ptr<UpdateRule> rule, int push_buffers = 1) {
+    service_ = std::make_unique<ParameterServer>(std::move(rule), push_buffers);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -195,8 +195,12 @@ TEST_F(ParameterServerTest, TheReplyOfAPushIsTheUpdatedVariables) {
   EXPECT_EQ(status.incarnation(), service_->incarnation());
 }
 
-TEST_F(ParameterServerTest, ConcurrentPushesAreEachAppliedOnce) {
-  Start(MakeAsyncSgd(0.5f));
+class ConcurrentPushTest : public ParameterServerTest, public ::testing::WithParamInterface<int> {};
+
+// One push received at a time (blocks updated as they arrive) or three (each applied whole, so
+// none is computed from values another is about to replace).
+TEST_P(ConcurrentPushTest, ConcurrentPushesAreEachAppliedOnce) {
+  Start(MakeAsyncSgd(0.5f), GetParam());
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int t = 0; t < 6; ++t) {
@@ -212,6 +216,8 @@ TEST_F(ParameterServerTest, ConcurrentPushesAreEachAppliedOnce) {
     EXPECT_EQ(values["w/0"][i], big_[i] - 12.0f) << i;
   EXPECT_EQ(values["b/0"][7], small_[7] - 12.0f);
 }
+
+INSTANTIATE_TEST_SUITE_P(PushBuffers, ConcurrentPushTest, ::testing::Values(1, 3));
 
 TEST_F(ParameterServerTest, ACallThatEndsWhileItsPushWaitsForItsTurnIsForgotten) {
   Start(MakeAsyncSgd(0.5f));  // one push received at a time
