@@ -3,6 +3,7 @@
 // summed or averaged gradients). Pushes run concurrently: each block is
 // updated under its own lock only, so pushes never wait for each other's other blocks; one
 // push's blocks are spread over the cores.
+#include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -13,12 +14,10 @@ class AsyncSgd : public UpdateRule {
   explicit AsyncSgd(float lr) : lr_(lr) {}
 
   PushResult Apply(int64_t, const Push& gradient, ShardStore* store) override {
-    ApplyScaled(-lr_, gradient, store);
+    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, -lr_, gradient); });
     store->AdvanceStep();
     return {};
   }
-
-  std::optional<float> ArrivalAlpha(int64_t, const ShardStore&) const override { return -lr_; }
 
  private:
   const float lr_;

@@ -3,6 +3,7 @@
 // (the push's step). Fresh gradients count fully, late ones less.
 #include <algorithm>
 
+#include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -13,22 +14,14 @@ class DynSgd : public UpdateRule {
   explicit DynSgd(float lr) : lr_(lr) {}
 
   PushResult Apply(int64_t step, const Push& gradient, ShardStore* store) override {
-    ApplyScaled(Alpha(step, *store), gradient, store);
+    const int64_t staleness = std::max<int64_t>(0, store->global_step() - step);
+    const float alpha = -lr_ / static_cast<float>(staleness + 1);
+    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, alpha, gradient); });
     store->AdvanceStep();
     return {};
   }
 
-  // The same staleness as in Apply: only pushes advance the step, and none is applied between.
-  std::optional<float> ArrivalAlpha(int64_t step, const ShardStore& store) const override {
-    return Alpha(step, store);
-  }
-
  private:
-  float Alpha(int64_t step, const ShardStore& store) const {
-    const int64_t staleness = std::max<int64_t>(0, store.global_step() - step);
-    return -lr_ / static_cast<float>(staleness + 1);
-  }
-
   const float lr_;
 };
 

@@ -1,6 +1,7 @@
 // The server half of asynchronous elastic averaging (EASGD, EAMSGD): a worker pushes the elastic
 // difference E = alpha * (x_worker - theta) and the center variable moves towards it,
 // theta <- theta + E. Each push is one global step; pushes apply concurrently, block by block.
+#include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -9,12 +10,10 @@ namespace {
 class Elastic : public UpdateRule {
  public:
   PushResult Apply(int64_t, const Push& difference, ShardStore* store) override {
-    ApplyScaled(1.0f, difference, store);
+    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, 1.0f, difference); });
     store->AdvanceStep();
     return {};
   }
-
-  std::optional<float> ArrivalAlpha(int64_t, const ShardStore&) const override { return 1.0f; }
 };
 
 }  // namespace

@@ -54,7 +54,6 @@ class ParameterServer final
   void Close();
 
   int partitions() const { return static_cast<int>(rules_.size()); }
-  int push_buffers() const { return push_buffers_; }
   // A partition's variables, or null before its first Init (or for a partition out of range).
   std::shared_ptr<ShardStore> store(int partition) const;
   UpdateRule& rule(int partition) { return *rules_[partition]; }

@@ -4,9 +4,7 @@
 // On the data path (ReceivedPush) the values stay in the gRPC buffers they arrived in until the
 // push is complete, and a rule applies them from there: no copy into a gradient buffer first,
 // and no such buffer (a ps serving 4 workers a 64 MiB model peaked at 2.42x the model instead of
-// 2.49x; docs/trainer.md). Rules of the form theta + alpha * push instead update each block as
-// its chunk arrives, into a fresh block swapped in once the push is complete (push+pull +5% at
-// 64 and 256 MiB). Tests and benchmarks give a push as whole vectors (DensePush).
+// 2.49x; docs/trainer.md). Tests and benchmarks give a push as whole vectors (DensePush).
 #ifndef DISTTRAIN_TRAINER_PS_PUSH_H_
 #define DISTTRAIN_TRAINER_PS_PUSH_H_
 
@@ -34,14 +32,7 @@ class Push {
   virtual void ForEachRun(const ShardStore& store, size_t block, RunFn fn) const = 0;
   // The block's values copied to `out` (the block's size), for rules that need them contiguous.
   void CopyBlock(const ShardStore& store, size_t block, float* out) const;
-  // The block's new values when they were computed as the push arrived (else null), once; the
-  // rule's threads may take different blocks at once.
-  virtual std::shared_ptr<ShardStore::Block> TakeUpdated(size_t) const { return nullptr; }
 };
-
-// store <- store + alpha * push, its blocks spread over the cores: a block updated on arrival is
-// swapped in, any other computed now.
-void ApplyScaled(float alpha, const Push& push, ShardStore* store);
 
 // A push given as one vector per shard, by shard name, shaped like the store.
 class DensePush : public Push {
@@ -61,16 +52,9 @@ class ReceivedPush : public Push {
   explicit ReceivedPush(const ShardStore& store);
   // A chunk of `shard` starting at element `offset`.
   grpc::Status Add(const std::string& shard, uint64_t offset, wire::ChunkData data);
-  // From now on, a chunk that is exactly one block of `store` is applied as it arrives, while
-  // gRPC's buffer is still in the cache: values + alpha * chunk into a fresh block, kept for
-  // ApplyScaled to swap in (a torn push is dropped with them, so it still changes nothing), and
-  // the chunk is not kept. Other chunks are kept as usual. Only while no other push can change
-  // the store's blocks before this one is applied (UpdateRule::ArrivalAlpha).
-  void UpdateBlocksOnArrival(const ShardStore* store, float alpha);
   // OK when every shard is complete.
   grpc::Status Finish() const { return receiver_.Finish(); }
   void ForEachRun(const ShardStore& store, size_t block, RunFn fn) const override;
-  std::shared_ptr<ShardStore::Block> TakeUpdated(size_t block) const override;
 
  private:
   struct Chunk {
@@ -80,10 +64,6 @@ class ReceivedPush : public Push {
   };
   std::map<std::string, size_t> index_;     // shard name -> index in the store's shards()
   std::vector<std::vector<Chunk>> chunks_;  // by shard index, in order
-  const ShardStore* update_store_ = nullptr;
-  float alpha_ = 0;
-  // By block: computed on arrival (UpdateBlocksOnArrival); taken by the rule.
-  mutable std::vector<std::shared_ptr<ShardStore::Block>> updated_;
   ShardReceiver receiver_;
 };
 

@@ -65,12 +65,6 @@ void PushPullReactor::Admitted() {
       finish = std::move(deferred_finish_);
     } else {
       push_ = std::make_unique<ReceivedPush>(*store_);
-      // With one push received at a time per partition, the previous one is applied and the next
-      // waits: nothing changes the blocks before this push is applied.
-      if (server_->push_buffers() == 1) {
-        if (std::optional<float> a = rule_->ArrivalAlpha(header_.step(), *store_); a.has_value())
-          push_->UpdateBlocksOnArrival(store_.get(), *a);
-      }
       // Under the lock: a failing pull's FinishOnce comes after the read has started, and the
       // outstanding read keeps the call (and this reactor) alive until it completes.
       StartRead(&in_);
@@ -99,23 +93,17 @@ void PushPullReactor::OnChunk(bool ok) {
     return Fail(grpc::Status(grpc::StatusCode::CANCELLED, "push cancelled; nothing was applied"));
   }
   if (grpc::Status s = push_->Finish(); !s.ok()) return Fail(s);
-  if (early_) {
-    // The status went out before the push was complete, so waiting for the update would tell the
-    // worker nothing: the call ends now (once the variables are sent too) and the worker's next
-    // step starts while this push is applied; its next push waits for this one's turn to end.
-    // OnDone (and so the reactor's end) waits for this reaction to return.
-    bool finish;
-    {
-      absl::MutexLock lock(&mu_);
-      push_done_ = true;
-      finish = reply_done_;
-    }
-    if (finish) FinishOnce(grpc::Status::OK);
-  }
   dropped_ = rule_->Apply(header_.step(), *push_, store_.get()).dropped;
   (dropped_ ? Metrics().ps_dropped : Metrics().ps_applied)->Add({}, 1);
   EndPush();
-  if (!early_) WaitAndReply();
+  if (!early_) return WaitAndReply();
+  bool finish;
+  {
+    absl::MutexLock lock(&mu_);
+    push_done_ = true;
+    finish = reply_done_;
+  }
+  if (finish) FinishOnce(grpc::Status::OK);
 }
 
 void PushPullReactor::WaitAndReply() {

@@ -2,9 +2,7 @@
 // store admits it, keep every chunk in the gRPC buffers it arrived in (no copy), apply it from
 // there once it is complete and the client half-closed; wait for the asked step; write a status,
 // then every block of the variables as a chunk that points at the block (no copy). With pull_early
-// (asynchronous training) the reply is written while the push is still being read, and the call
-// ends once both are done, before the push is applied (the status could not tell of it anyway), so
-// the update overlaps the worker's next step. Owned by gRPC:
+// (asynchronous training) the reply is written while the push is still being read. Owned by gRPC:
 // deletes itself in OnDone.
 // Reactions never block; waiting happens in callbacks (admission, step).
 #ifndef DISTTRAIN_TRAINER_PS_PUSH_PULL_REACTOR_H_
@@ -67,7 +65,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
   bool admitting_ ABSL_GUARDED_BY(mu_) = false;  // waiting for the store to admit the push
   // A finish asked for while admitting_ (the pull failed): Admitted() carries it out.
   std::optional<grpc::Status> deferred_finish_ ABSL_GUARDED_BY(mu_);
-  bool push_done_ ABSL_GUARDED_BY(mu_) = false;   // pull_early: received whole
+  bool push_done_ ABSL_GUARDED_BY(mu_) = false;   // pull_early: applied
   bool reply_done_ ABSL_GUARDED_BY(mu_) = false;  // pull_early: every block written
   std::vector<ShardStore::BlockRef> snapshot_;    // consistent pulls only
   size_t next_block_ = 0;

@@ -82,11 +82,6 @@ void ShardStore::Axpy(size_t block, float alpha, const Push& push) {
   slot.block = std::move(fresh);
 }
 
-void ShardStore::Replace(size_t i, std::shared_ptr<Block> block) {
-  absl::MutexLock lock(&slots_[i].mu);
-  slots_[i].block = std::move(block);
-}
-
 void ShardStore::Update(size_t block, const BlockUpdate& fn) {
   Slot& slot = slots_[block];
   absl::MutexLock lock(&slot.mu);

@@ -74,8 +74,6 @@ class ShardStore {
 
   // values = values + alpha * x for one block (x has the block's size).
   void Axpy(size_t block, float alpha, const float* x);
-  // Puts `block` in the place of block i (an update computed ahead, from the values it replaces).
-  void Replace(size_t i, std::shared_ptr<Block> block);
   // The same with x the block's part of a push, read from where it lies (no copy).
   void Axpy(size_t block, float alpha, const Push& push);
   // Any element-wise update of one block: fn(in, out, n) writes the new values to `out` from the

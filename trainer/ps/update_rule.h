@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,13 +33,6 @@ class UpdateRule {
   // True when a pull must see one step's values (synchronous training); otherwise each block is
   // read as it is when sent (Hogwild).
   virtual bool consistent_pulls() const { return false; }
-  // For rules that apply a push as theta <- theta + alpha * push: the alpha of a push computed
-  // at `step` arriving now, while no other push can change `store` before it is applied. The
-  // server then updates each block as its chunk arrives (ReceivedPush::UpdateBlocksOnArrival)
-  // and Apply swaps the results in. nullopt: the rule reads the whole push in Apply.
-  virtual std::optional<float> ArrivalAlpha(int64_t step, const ShardStore& store) const {
-    return std::nullopt;
-  }
 };
 
 // The server rule of `config`'s scheme.

@@ -197,8 +197,8 @@ TEST_F(ParameterServerTest, TheReplyOfAPushIsTheUpdatedVariables) {
 
 class ConcurrentPushTest : public ParameterServerTest, public ::testing::WithParamInterface<int> {};
 
-// One push received at a time (blocks updated as they arrive) or three (each applied whole, so
-// none is computed from values another is about to replace).
+// One push received at a time per partition (the default; the others wait their turn) or three
+// received at once: every push is applied once, whole.
 TEST_P(ConcurrentPushTest, ConcurrentPushesAreEachAppliedOnce) {
   Start(MakeAsyncSgd(0.5f), GetParam());
   std::vector<std::thread> threads;

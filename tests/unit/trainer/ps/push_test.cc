@@ -3,7 +3,6 @@
 #include "trainer/ps/push.h"
 
 #include <cstring>
-#include <optional>
 
 #include "gtest/gtest.h"
 #include "trainer/ps/update_rule.h"
@@ -78,79 +77,18 @@ TEST(ReceivedPushTest, EveryRuleReadsTheReceivedPushAsTheDenseOne) {
   for (auto make : {+[] { return MakeAsyncSgd(0.25f); }, +[] { return MakeAdagrad(0.25f, 0.1f); },
                     +[] { return MakeSyncSgd(0.25f, 1); }, +[] { return MakeDynSgd(0.25f); },
                     +[] { return MakeElastic(); }}) {
-    for (bool on_arrival : {false, true}) {
-      // Two pushes computed at step 0: the second is stale by one (DynSgd halves it).
-      ShardStore store(Ones(), 0, 1), expected(Ones(), 0, 1);
-      auto rule = make(), expected_rule = make();
-      for (int round = 0; round < 2; ++round) {
-        ReceivedPush push(store);
-        std::optional<float> alpha = rule->ArrivalAlpha(0, store);
-        if (on_arrival && alpha.has_value()) push.UpdateBlocksOnArrival(&store, *alpha);
-        ASSERT_TRUE(push.Add("b/0", 0, Arrived("b/0", b, 0, 3, 4099)).ok());
-        for (size_t off = 0; off < w.size(); off += kChunkElements) {
-          const size_t n = std::min(kChunkElements, w.size() - off);
-          ASSERT_TRUE(push.Add("w/0", off, Arrived("w/0", w, off, n, 4099)).ok());
-        }
-        ASSERT_TRUE(push.Finish().ok());
-        rule->Apply(0, push, &store);
-        expected_rule->Apply(0, DensePush({{"b/0", b}, {"w/0", w}}), &expected);
-      }
-      EXPECT_EQ(store.global_step(), expected.global_step());  // 1 for sync: it drops the stale one
-      for (size_t i = 0; i < store.blocks().size(); ++i)
-        EXPECT_EQ(BlockValues(store, i), BlockValues(expected, i)) << "block " << i;
-      EXPECT_NE(BlockValues(store, 3), std::vector<float>(10, 1.0f)) << "the check can fail";
-    }
-  }
-}
-
-TEST(ReceivedPushTest, RulesOfTheFormThetaPlusAlphaPushUpdateOnArrival) {
-  ShardStore store(Ones(), 2, 1);
-  EXPECT_EQ(MakeAsyncSgd(0.25f)->ArrivalAlpha(0, store), -0.25f);
-  EXPECT_EQ(MakeElastic()->ArrivalAlpha(0, store), 1.0f);
-  EXPECT_EQ(MakeDynSgd(0.25f)->ArrivalAlpha(0, store), -0.25f / 3) << "staleness 2";
-  EXPECT_EQ(MakeAdagrad(0.25f, 0.1f)->ArrivalAlpha(0, store), std::nullopt);
-  EXPECT_EQ(MakeSyncSgd(0.25f, 1)->ArrivalAlpha(0, store), std::nullopt);
-}
-
-TEST(ReceivedPushTest, WholeBlockChunksAreUpdatedOnArrivalAndSwappedInOnlyWhenApplied) {
-  const std::vector<float> w = Gradient(kTwoBlocksAndABit), b = {3.3f, -1.1f, 2.7f};
-  ShardStore store(Ones(), 0, 1), expected(Ones(), 0, 1);
-  ReceivedPush push(store);
-  push.UpdateBlocksOnArrival(&store, -0.5f);
-  ASSERT_TRUE(push.Add("b/0", 0, Arrived("b/0", b, 0, 3, 4099)).ok());  // block 0, whole
-  // Block 1 arrives in two halves (kept, applied later); blocks 2 and 3 whole.
-  const size_t half = kChunkElements / 2;
-  ASSERT_TRUE(push.Add("w/0", 0, Arrived("w/0", w, 0, half, 4099)).ok());
-  ASSERT_TRUE(push.Add("w/0", half, Arrived("w/0", w, half, half, 4099)).ok());
-  ASSERT_TRUE(
-      push.Add("w/0", kChunkElements, Arrived("w/0", w, kChunkElements, kChunkElements, 4099))
-          .ok());
-  ASSERT_TRUE(
-      push.Add("w/0", 2 * kChunkElements, Arrived("w/0", w, 2 * kChunkElements, 10, 7)).ok());
-  ASSERT_TRUE(push.Finish().ok());
-  for (size_t i = 0; i < store.blocks().size(); ++i)
-    EXPECT_EQ(BlockValues(store, i), BlockValues(expected, i)) << "block " << i << " before Apply";
-  ShardStore::BlockRef sending = store.Read(2);  // a pull holds it
-  ApplyScaled(-0.5f, push, &store);
-  ApplyScaled(-0.5f, DensePush({{"b/0", b}, {"w/0", w}}), &expected);
-  for (size_t i = 0; i < store.blocks().size(); ++i)
-    EXPECT_EQ(BlockValues(store, i), BlockValues(expected, i)) << "block " << i;
-  EXPECT_EQ(BlockValues(store, 2)[5], 1.0f - 0.5f * w[kChunkElements + 5]);
-  EXPECT_EQ(BlockValues(store, 1)[half + 3], 1.0f - 0.5f * w[half + 3]) << "the kept halves";
-  EXPECT_EQ(sending->values[5], 1.0f) << "the block being sent is unchanged";
-}
-
-TEST(ReceivedPushTest, ATornPushUpdatedOnArrivalLeavesTheStoreAsItWas) {
-  const std::vector<float> w = Gradient(kTwoBlocksAndABit);
-  ShardStore store(Ones(), 0, 1);
-  {
+    ShardStore store(Ones(), 0, 1), expected(Ones(), 0, 1);
     ReceivedPush push(store);
-    push.UpdateBlocksOnArrival(&store, -0.5f);
-    ASSERT_TRUE(push.Add("w/0", 0, Arrived("w/0", w, 0, kChunkElements, 4099)).ok());
-    EXPECT_EQ(push.Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  }  // dropped, as the server drops an incomplete push
-  for (size_t i = 0; i < store.blocks().size(); ++i)
-    EXPECT_EQ(BlockValues(store, i), std::vector<float>(store.blocks()[i].size, 1.0f));
+    ASSERT_TRUE(push.Add("b/0", 0, Arrived("b/0", b, 0, 3, 4099)).ok());
+    ASSERT_TRUE(push.Add("w/0", 0, Arrived("w/0", w, 0, w.size(), 4099)).ok());
+    ASSERT_TRUE(push.Finish().ok());
+    make()->Apply(0, push, &store);
+    make()->Apply(0, DensePush({{"b/0", b}, {"w/0", w}}), &expected);
+    EXPECT_EQ(store.global_step(), 1);
+    for (size_t i = 0; i < store.blocks().size(); ++i)
+      EXPECT_EQ(BlockValues(store, i), BlockValues(expected, i)) << "block " << i;
+    EXPECT_NE(BlockValues(store, 3), std::vector<float>(10, 1.0f)) << "the check can fail";
+  }
 }
 
 TEST(ReceivedPushTest, RefusesWhatShardReceiverRefuses) {
