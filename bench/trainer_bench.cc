@@ -10,7 +10,8 @@
 //              framework: the physical limit of a parameter server here). The
 //              headline is the asynchronous step (pull_early: both directions at once); also
 //              reported: the push-then-pull order synchronous training uses, and a pull alone
-//              (GB/s = model / time).
+//              (GB/s = model / time). Each kind runs its steps back to back, as training does
+//              (an asynchronous step's update runs after its call and is paid by the next step).
 //   memory     peak resident memory of that parameter server process while 4 workers push and
 //              pull at once, as a multiple of the model size.
 //   update     the async SGD update of a 64 MiB gradient on the server, against a plain memcpy of
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -128,23 +130,33 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
     if (!Init(&client, params)) return;
     const int reps = mib >= 256 ? 5 : (mib >= 64 ? 7 : (mib >= 16 ? 9 : 25));
     std::vector<double> rates, sequential_rates, pull_rates, tcp_rates, tcp2_rates, raw_rates;
-    for (int r = 0; r <= reps; ++r) {
-      auto start = Clock::now();
-      absl::StatusOr<PsClient::StepResult> s = client.PushPull(&grads, Async(r), &params);
-      auto t1 = Clock::now();
-      absl::StatusOr<PsClient::StepResult> s2 = client.PushPull(&grads, Async(r, false), &params);
-      auto t2 = Clock::now();
-      absl::StatusOr<int64_t> pulled = client.PullAll(&params);
-      auto end = Clock::now();
-      if (!s.ok() || !s2.ok() || !pulled.ok()) {
-        std::cerr << "push+pull failed: " << s.status() << " " << s2.status() << " "
-                  << pulled.status() << "\n";
-        return;
+    // Each kind of step `reps` times back to back after a warm-up, as a training loop runs them:
+    // an asynchronous step's update, applied after its call ends, is paid by the next step.
+    auto time_steps = [&](const std::function<absl::Status()>& step, double bytes,
+                          std::vector<double>* out) {
+      for (int r = 0; r <= reps; ++r) {  // r = 0: a warm-up (connections, first allocations)
+        auto start = Clock::now();
+        if (absl::Status s = step(); !s.ok()) {
+          std::cerr << "push+pull failed: " << s << "\n";
+          return false;
+        }
+        if (r > 0) out->push_back(bytes / Seconds(start, Clock::now()));
       }
-      if (r == 0) continue;  // warm-up: connection, first allocations
-      rates.push_back(2.0 * mib * kMiB / Seconds(start, t1));
-      sequential_rates.push_back(2.0 * mib * kMiB / Seconds(t1, t2));
-      pull_rates.push_back(mib * kMiB / Seconds(t2, end));
+      return true;
+    };
+    int64_t global_step = 0;
+    const double both_ways = 2.0 * mib * kMiB;
+    auto push_pull = [&](bool pull_early) {
+      return [&, pull_early] {
+        return client.PushPull(&grads, Async(global_step++, pull_early), &params).status();
+      };
+    };
+    if (!time_steps(push_pull(true), both_ways, &rates) ||
+        !time_steps(push_pull(false), both_ways, &sequential_rates) ||
+        !time_steps([&] { return client.PullAll(&params).status(); }, mib * kMiB, &pull_rates)) {
+      return;
+    }
+    for (int r = 0; r < reps; ++r) {
       tcp_rates.push_back(TcpThroughput(2 * mib * (1 << 20)));
       tcp2_rates.push_back(TcpThroughput(2 * mib * (1 << 20), 2));
     }
