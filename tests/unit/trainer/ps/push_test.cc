@@ -5,17 +5,14 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
+#include "tests/unit/testing/shard_store_fixture.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
 namespace {
 
-constexpr size_t kTwoBlocksAndABit = 2 * kChunkElements + 10;
-
-std::map<std::string, std::vector<float>> Ones() {
-  return {{"b/0", std::vector<float>(3, 1.0f)},
-          {"w/0", std::vector<float>(kTwoBlocksAndABit, 1.0f)}};
-}
+using testing::kTwoBlocksAndABit;
+using testing::Ones;
 
 // A chunk of values[offset, offset + n) of `shard` as it arrives: encoded, then cut into
 // slices of `piece` bytes.

@@ -5,16 +5,13 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "tests/unit/testing/shard_store_fixture.h"
 
 namespace disttrain::trainer {
 namespace {
 
-constexpr size_t kTwoBlocksAndABit = 2 * kChunkElements + 10;
-
-std::map<std::string, std::vector<float>> Ones() {
-  return {{"b/0", std::vector<float>(3, 1.0f)},
-          {"w/0", std::vector<float>(kTwoBlocksAndABit, 1.0f)}};
-}
+using testing::kTwoBlocksAndABit;
+using testing::Ones;
 
 TEST(ShardStoreTest, SplitsShardsIntoChunkSizedBlocks) {
   ShardStore store(Ones(), 7, 1);
