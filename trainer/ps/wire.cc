@@ -347,21 +347,6 @@ void ChunkData::ForEachRun(size_t begin, size_t end,
   }
 }
 
-void ChunkData::CopyTo(void* dst) const {
-  char* out = static_cast<char*>(dst);
-  size_t pos = first_pos_, left = bytes_;
-  for (size_t slice = 0; left > 0 && slice < slices_.size(); ++slice, pos = 0) {
-    if (pos >= slices_[slice].size()) {
-      pos -= slices_[slice].size();
-      continue;
-    }
-    const size_t n = std::min(left, slices_[slice].size() - pos);
-    std::memcpy(out, slices_[slice].begin() + pos, n);
-    out += n;
-    left -= n;
-  }
-}
-
 void Decoded::CopyData(void* dst) const {
   char* out = static_cast<char*>(dst);
   size_t slice = data_slice_, pos = data_pos_, left = data_len_;

@@ -70,8 +70,6 @@ class ChunkData {
   // between two of gRPC's buffers is joined in a 4-byte temporary and passed as a run of one.
   void ForEachRun(size_t begin, size_t end,
                   absl::FunctionRef<void(const std::byte* values, size_t n)> fn) const;
-  // Copies all of the data to `dst`.
-  void CopyTo(void* dst) const;
 
  private:
   friend class Decoded;
