@@ -3,10 +3,11 @@
 #include <cstring>
 
 #include "trainer/kernels/axpy.h"
+#include "trainer/kernels/cpu_clones.h"
 
 namespace disttrain::kernels {
 
-void Axpy(float alpha, std::span<const float> x, std::span<float> y) {
+DISTTRAIN_CPU_CLONES void Axpy(float alpha, std::span<const float> x, std::span<float> y) {
   assert(x.size() == y.size());
   const float* __restrict xs = x.data();
   float* __restrict ys = y.data();
@@ -14,7 +15,8 @@ void Axpy(float alpha, std::span<const float> x, std::span<float> y) {
   for (std::size_t i = 0; i < n; ++i) ys[i] += alpha * xs[i];
 }
 
-void AxpyTo(float alpha, std::span<const float> x, std::span<const float> y, std::span<float> out) {
+DISTTRAIN_CPU_CLONES void AxpyTo(float alpha, std::span<const float> x, std::span<const float> y,
+                                 std::span<float> out) {
   assert(x.size() == y.size() && y.size() == out.size());
   const float* xs = x.data();
   const float* ys = y.data();
@@ -32,13 +34,14 @@ inline float Load(const std::byte* p) {
 }
 }  // namespace
 
-void Axpy(float alpha, const std::byte* x, std::span<float> y) {
+DISTTRAIN_CPU_CLONES void Axpy(float alpha, const std::byte* x, std::span<float> y) {
   float* __restrict ys = y.data();
   const std::size_t n = y.size();
   for (std::size_t i = 0; i < n; ++i) ys[i] += alpha * Load(x + i * sizeof(float));
 }
 
-void AxpyTo(float alpha, const std::byte* x, std::span<const float> y, std::span<float> out) {
+DISTTRAIN_CPU_CLONES void AxpyTo(float alpha, const std::byte* x, std::span<const float> y,
+                                 std::span<float> out) {
   assert(y.size() == out.size());
   const float* ys = y.data();
   float* os = out.data();

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <random>
 
+#include "trainer/kernels/cpu_clones.h"
+
 namespace disttrain::trainer {
 namespace {
 
 // out[n x cols] = x[n x rows] * w[rows x cols] + bias
-void Affine(const float* x, int n, int rows, const float* w, const float* bias, int cols,
-            float* out) {
+DISTTRAIN_CPU_CLONES void Affine(const float* x, int n, int rows, const float* w, const float* bias,
+                                 int cols, float* out) {
   for (int i = 0; i < n; ++i) {
     float* o = out + static_cast<size_t>(i) * cols;
     std::copy(bias, bias + cols, o);
@@ -20,6 +22,15 @@ void Affine(const float* x, int n, int rows, const float* w, const float* bias, 
       const float* wk = w + static_cast<size_t>(k) * cols;
       for (int j = 0; j < cols; ++j) o[j] += v * wk[j];
     }
+  }
+}
+
+// g[rows x cols] += a[rows] (outer) d[cols]: one example's contribution to a kernel's gradient.
+DISTTRAIN_CPU_CLONES void AddOuter(const float* a, int rows, const float* d, int cols, float* g) {
+  for (int k = 0; k < rows; ++k) {
+    if (a[k] == 0) continue;
+    float* row = g + static_cast<size_t>(k) * cols;
+    for (int j = 0; j < cols; ++j) row[j] += a[k] * d[j];
   }
 }
 
@@ -100,11 +111,7 @@ float MlpModel::LossAndGradient(const Params& p, const Batch& b, Params* grads) 
     const float* d = dlogits.data() + static_cast<size_t>(i) * out_;
     const float* a = last_in + static_cast<size_t>(i) * last_dim;
     for (int j = 0; j < out_; ++j) gb[j] += d[j];
-    for (int k = 0; k < last_dim; ++k) {
-      if (a[k] == 0) continue;
-      float* row = gw.data() + static_cast<size_t>(k) * out_;
-      for (int j = 0; j < out_; ++j) row[j] += a[k] * d[j];
-    }
+    AddOuter(a, last_dim, d, out_, gw.data());
   }
   if (hidden_ == 0) return static_cast<float>(loss / b.n);
 
@@ -129,11 +136,7 @@ float MlpModel::LossAndGradient(const Params& p, const Batch& b, Params* grads) 
     const float* dh = dhidden.data() + static_cast<size_t>(i) * hidden_;
     const float* x = b.x + static_cast<size_t>(i) * in_;
     for (int j = 0; j < hidden_; ++j) gb1[j] += dh[j];
-    for (int k = 0; k < in_; ++k) {
-      if (x[k] == 0) continue;
-      float* row = gw1.data() + static_cast<size_t>(k) * hidden_;
-      for (int j = 0; j < hidden_; ++j) row[j] += x[k] * dh[j];
-    }
+    AddOuter(x, in_, dh, hidden_, gw1.data());
   }
   return static_cast<float>(loss / b.n);
 }
