@@ -13,7 +13,9 @@
 //              (GB/s = model / time). Each kind runs its steps back to back, as training does
 //              (an asynchronous step's update runs after its call and is paid by the next step).
 //   memory     peak resident memory of that parameter server process while 4 workers push and
-//              pull at once, as a multiple of the model size.
+//              pull at once, as a multiple of the model size (from 16 MiB), and the process's
+//              own resident memory before it holds a model (libraries, threads: a constant that
+//              weighs ~1x the model at 16 MiB and ~0.25x at 64 MiB).
 //   update     the async SGD update of a 64 MiB gradient on the server, against a plain memcpy of
 //              64 MiB.
 //   scaling    aggregate push+pull throughput with 1/2/4/8 workers and 1/2/4 parameter servers
@@ -184,11 +186,15 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
 void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes, int connections) {
   constexpr int kWorkers = 4, kRounds = 6;
   for (size_t mib : sizes) {
-    if (mib < 64) continue;  // the process's own few MiB would dominate
+    if (mib < 16) continue;  // the process's own ~16 MiB is many times the model
     PsProcess ps(trainer, kWorkers, connections);
     std::vector<VariableSpec> vars = Model(mib);
+    double before_init = 0;
     {
       PsClient init({ps.address()}, vars, "init", connections);
+      for (int attempt = 0; attempt < 300 && !init.DescribeAll().ok(); ++attempt)
+        absl::SleepFor(absl::Milliseconds(100));  // until it listens
+      before_init = ps.Rss();
       if (!Init(&init, {std::vector<float>(vars[0].size, 1.0f)})) return;
     }
     const double after_init = ps.Rss();
@@ -211,6 +217,7 @@ void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes, i
                                 {"workers", kWorkers},
                                 {"steps_per_worker", kRounds},
                                 {"failures", failures.load()},
+                                {"rss_before_init_mib", before_init / kMiB},
                                 {"rss_after_init_mib", after_init / kMiB},
                                 {"peak_rss_mib", peak / kMiB},
                                 {"peak_rss_over_model", peak / (mib * kMiB)},
