@@ -33,6 +33,7 @@ absl::StatusOr<ClusterSpec> MakeClusterSpec(const TfConfig& config) {
   std::vector<std::string> chief = role_hosts("chief");
   std::vector<std::string> workers = role_hosts("worker");
   spec.has_chief_task = !chief.empty();
+  spec.has_evaluator_task = !role_hosts("evaluator").empty();
   spec.replicas = chief;
   spec.replicas.insert(spec.replicas.end(), workers.begin(), workers.end());
   if (spec.ps.empty()) {

@@ -22,6 +22,7 @@ struct ClusterSpec {
   int replica_rank = -1;
   std::string own_address;  // "" for an evaluator kept out of the cluster
   bool has_chief_task = false;
+  bool has_evaluator_task = false;  // TF_CONFIG lists an evaluator (it may also be kept out)
 
   // "chief-0", "worker-2", "ps-1", "evaluator-0".
   std::string TaskName() const;

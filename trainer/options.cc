@@ -54,6 +54,10 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->String("eval-source", &o->eval_source,
             "evaluator: where checkpoints come from: ps (the chief publishes each checkpoint to "
             "ps 0 over gRPC; no shared volume) or model-dir (read from --model-dir).");
+  f->Int("final-snapshot-seconds", &o->final_snapshot_seconds,
+         "ps 0, on SIGTERM: when it holds the chief's final checkpoint and an evaluator follows "
+         "it, it keeps serving it until the evaluator has fetched it, at most this long (keep "
+         "it under the pod's terminationGracePeriodSeconds, 30 s by default); 0: stop at once.");
   f->Int("batch-size", &o->batch_size, "Examples per replica per step.");
   f->Int("steps", &o->steps, "Global steps to train; the chief finishes at this global step.");
   f->String("model", &o->model, "toy, softmax or mlp.");
@@ -115,6 +119,7 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.eval_source != "ps" && o.eval_source != "model-dir")
     return bad(absl::StrCat("--eval-source must be ps or model-dir, got \"", o.eval_source, "\""));
   if (o.learning_rate <= 0) return bad("--learning-rate must be positive");
+  if (o.final_snapshot_seconds < 0) return bad("--final-snapshot-seconds must not be negative");
   if (o.batch_size < 1) return bad("--batch-size must be at least 1");
   if (o.steps < 1) return bad("--steps must be at least 1");
   if (o.checkpoint_steps < 1) return bad("--checkpoint-steps must be at least 1");

@@ -48,6 +48,8 @@ struct TrainerOptions {
   int64_t local_replicas = 1;      // towers per worker whose gradients are averaged locally
   std::string device = "cpu";      // where the MLP's gradients are computed: cpu or cuda
   std::string eval_source = "ps";  // evaluator: "ps" (over gRPC) or "model-dir"
+  // ps 0, stopping: how long it keeps serving the final snapshot until the evaluator fetched it.
+  int64_t final_snapshot_seconds = 20;
 };
 
 // Where TensorBoard event files go: the chief's under train/, the evaluator's under eval/.

@@ -19,6 +19,7 @@ struct Checkpoint {
   std::vector<VariableSpec> variables;
   Params values;
   std::string path;
+  bool final = false;  // the chief's last checkpoint (a snapshot's header says so)
 };
 
 absl::Status WriteCheckpoint(const std::string& dir, int64_t global_step,

@@ -15,6 +15,7 @@ bool WriteSnapshotParts(const Checkpoint& s,
   v1::SnapshotPart part;
   v1::SnapshotHeader* header = part.mutable_header();
   header->set_global_step(s.global_step);
+  header->set_final(s.final);
   for (const VariableSpec& v : s.variables) {
     v1::ShardSpec* spec = header->add_variables();
     spec->set_shard(v.name);
@@ -41,6 +42,7 @@ absl::Status SnapshotReader::Add(const v1::SnapshotPart& part) {
     if (has_header_) return absl::InvalidArgumentError("a snapshot has one header");
     has_header_ = true;
     snapshot_.global_step = part.header().global_step();
+    snapshot_.final = part.header().final();
     for (const v1::ShardSpec& v : part.header().variables()) {
       snapshot_.variables.push_back({v.shard(), static_cast<size_t>(v.size())});
       snapshot_.values.emplace_back(v.size());
@@ -97,6 +99,31 @@ std::shared_ptr<const Checkpoint> SnapshotSlot::WaitNewer(int64_t after_step, ab
   mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
   if (closed_ || newest_ == nullptr || newest_->global_step <= after_step) return nullptr;
   return newest_;
+}
+
+void SnapshotSlot::Delivered(int64_t step) {
+  absl::MutexLock lock(&mu_);
+  delivered_step_ = std::max(delivered_step_, step);
+}
+
+void SnapshotSlot::Asked() {
+  absl::MutexLock lock(&mu_);
+  asked_ = true;
+}
+
+bool SnapshotSlot::asked() const {
+  absl::MutexLock lock(&mu_);
+  return asked_;
+}
+
+SnapshotSlot::FinalState SnapshotSlot::AwaitFinalDelivered(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  if (newest_ == nullptr || !newest_->final) return FinalState::kNone;
+  auto delivered = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return closed_ || delivered_step_ >= newest_->global_step;
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&delivered), deadline);
+  return delivered_step_ >= newest_->global_step ? FinalState::kDelivered : FinalState::kNotFetched;
 }
 
 void SnapshotSlot::Close() {

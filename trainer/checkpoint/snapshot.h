@@ -36,17 +36,29 @@ class SnapshotReader {
   size_t filled_ = 0;    // its elements so far
 };
 
-// The newest snapshot a server holds.
+// The newest snapshot a server holds, and whether an evaluator has fetched it.
 class SnapshotSlot {
  public:
   void Put(std::shared_ptr<const Checkpoint> snapshot);
   // The newest snapshot once its step is above `after_step`, or null at `deadline` or Close().
   std::shared_ptr<const Checkpoint> WaitNewer(int64_t after_step, absl::Time deadline);
+  // A reader received every part of the snapshot at `step`.
+  void Delivered(int64_t step);
+  // A reader asked for a snapshot: an evaluator follows this server.
+  void Asked();
+  bool asked() const;
+  // Until the newest snapshot, when it is the chief's final one, has been delivered (or
+  // `deadline`, or Close()): what a server stopping on SIGTERM waits for, so that stopping
+  // the job never takes the final evaluation with it.
+  enum class FinalState { kNone, kDelivered, kNotFetched };
+  FinalState AwaitFinalDelivered(absl::Time deadline);
   void Close();
 
  private:
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::shared_ptr<const Checkpoint> newest_ ABSL_GUARDED_BY(mu_);
+  int64_t delivered_step_ ABSL_GUARDED_BY(mu_) = -1;
+  bool asked_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -49,7 +49,8 @@ struct Task {
 std::mutex g_out_mu;
 std::atomic<int> g_signal{0};  // the SIGTERM/SIGINT the launcher received, 0 before
 
-// How long tasks get to exit after SIGTERM before they are killed.
+// How long tasks get to exit after SIGTERM before they are killed, at least (ps 0 may hold the
+// final checkpoint for the evaluator for --final-snapshot-seconds).
 constexpr absl::Duration kStopGrace = absl::Seconds(10);
 
 // argv or envp for execve: owns the strings, hands out the char* array.
@@ -90,13 +91,18 @@ class Launcher {
  public:
   // `metrics_port` > 0: task k (in tasks_ order) serves /metrics on metrics_host:metrics_port+k;
   // 0: each on a free port (logged); < 0: no /metrics.
+  // `final_eval`: how long the evaluator may go on after the chief succeeded, to evaluate the
+  // final checkpoint; `stop_grace`: how long tasks get between SIGTERM and SIGKILL.
   Launcher(TfConfig cluster, std::vector<std::string> trainer_args, int max_restarts,
-           std::string metrics_host, int metrics_port)
+           std::string metrics_host, int metrics_port, absl::Duration final_eval,
+           absl::Duration stop_grace)
       : cluster_(std::move(cluster)),
         args_(std::move(trainer_args)),
         max_restarts_(max_restarts),
         metrics_host_(std::move(metrics_host)),
-        metrics_port_(metrics_port) {}
+        metrics_port_(metrics_port),
+        final_eval_(final_eval),
+        stop_grace_(stop_grace) {}
 
   int Run();
 
@@ -108,7 +114,11 @@ class Launcher {
   void MaybeRestart(Task& t);
   void Read(int fd, std::string prefix, bool is_stdout);
   // Ends the run: SIGTERM to every task still running, no more restarts, SIGKILL after the grace.
-  void BeginStop(const std::string& why);
+  // `spare_evaluator`: the chief succeeded; the evaluator is left to evaluate the final
+  // checkpoint and exit by itself, within final_eval_.
+  void BeginStop(const std::string& why, bool spare_evaluator);
+  // Ends the evaluator's reprieve: once it exited, or with SIGTERM when its time is up.
+  void EndFinalEvaluation();
   void Signal(int sig);
 
   TfConfig cluster_;
@@ -116,7 +126,12 @@ class Launcher {
   const int max_restarts_;
   const std::string metrics_host_;
   const int metrics_port_;
+  const absl::Duration final_eval_;
+  const absl::Duration stop_grace_;
   std::vector<Task> tasks_;
+  Task* evaluator_ = nullptr;
+  bool sparing_evaluator_ = false;
+  absl::Time final_eval_deadline_ = absl::InfiniteFuture();
   std::mutex events_mu_;
   nlohmann::json last_eval_, chief_done_;
   bool stopping_ = false;
@@ -206,17 +221,36 @@ void Launcher::Start(Task& t) {
 
 void Launcher::Signal(int sig) {
   for (Task& t : tasks_) {
+    if (sparing_evaluator_ && &t == evaluator_) continue;
     if (!t.finished && t.pid > 0) kill(t.pid, sig);
   }
 }
 
-void Launcher::BeginStop(const std::string& why) {
+void Launcher::BeginStop(const std::string& why, bool spare_evaluator) {
   if (stopping_) return;
   stopping_ = true;
-  kill_at_ = absl::Now() + kStopGrace;
-  LogInfo("stopping every task", {{"why", why}});
-  // The evaluator, too: on SIGTERM it evaluates the newest checkpoint and exits.
+  kill_at_ = absl::Now() + stop_grace_;
+  sparing_evaluator_ = spare_evaluator && evaluator_ != nullptr && !evaluator_->finished &&
+                       final_eval_ > absl::ZeroDuration();
+  if (sparing_evaluator_) {
+    final_eval_deadline_ = absl::Now() + final_eval_;
+    LogInfo(
+        "stopping every task but the evaluator, which evaluates the final checkpoint",
+        {{"why", why}, {"final_eval_seconds", absl::StrCat(absl::ToInt64Seconds(final_eval_))}});
+  } else {
+    // The evaluator, too: on SIGTERM it evaluates the newest checkpoint and exits.
+    LogInfo("stopping every task", {{"why", why}});
+  }
   Signal(SIGTERM);
+}
+
+void Launcher::EndFinalEvaluation() {
+  sparing_evaluator_ = false;
+  if (evaluator_->finished) return;
+  LogWarning("the evaluator did not evaluate the final checkpoint in time; stopping it",
+             {{"final_eval_seconds", absl::StrCat(absl::ToInt64Seconds(final_eval_))}});
+  kill(evaluator_->pid, SIGTERM);
+  kill_at_ = absl::Now() + stop_grace_;
 }
 
 void Launcher::Reap(Task& t, int status) {
@@ -254,8 +288,10 @@ int Launcher::Run() {
 
   const std::string chief_type = cluster_.cluster.count("chief") ? "chief" : "worker";
   Task* chief = nullptr;
-  for (Task& t : tasks_)
+  for (Task& t : tasks_) {
     if (t.type == chief_type && t.index == 0) chief = &t;
+    if (t.type == "evaluator") evaluator_ = &t;
+  }
   int chief_code = -1;
   while (true) {
     int status = 0;
@@ -267,22 +303,27 @@ int Launcher::Run() {
         if (&t == chief) {
           // The chief's exit ends the run whatever its code: parameter servers never outlive it.
           if (chief_code < 0) chief_code = t.exit_code;
-          BeginStop(absl::StrCat("the chief exited with code ", t.exit_code));
+          BeginStop(absl::StrCat("the chief exited with code ", t.exit_code), t.exit_code == 0);
         } else if (!stopping_) {
           MaybeRestart(t);
         }
       }
     }
-    if (int sig = g_signal.load(); sig != 0 && !stopping_) {
+    const int sig = g_signal.load();
+    if (sig != 0 && !stopping_) {
       chief_code = 128 + sig;
-      BeginStop(absl::StrCat("the launcher received signal ", sig));
+      BeginStop(absl::StrCat("the launcher received signal ", sig), false);
+    }
+    if (sparing_evaluator_ &&
+        (sig != 0 || evaluator_->finished || absl::Now() >= final_eval_deadline_)) {
+      EndFinalEvaluation();
     }
     bool all_done = true;
     for (Task& t : tasks_) all_done = all_done && t.finished;
     if (all_done) break;
     if (stopping_ && absl::Now() >= kill_at_) {
       LogWarning("tasks did not exit within the grace period; killing them",
-                 {{"grace_seconds", absl::StrCat(absl::ToInt64Seconds(kStopGrace))}});
+                 {{"grace_seconds", absl::StrCat(absl::ToInt64Seconds(stop_grace_))}});
       Signal(SIGKILL);
       kill_at_ = absl::InfiniteFuture();
     }
@@ -303,6 +344,12 @@ int Launcher::Run() {
     summary["accuracy"] = last_eval_.is_null() ? nlohmann::json(nullptr) : last_eval_["accuracy"];
     summary["loss"] =
         source.is_null() ? nlohmann::json(nullptr) : source.value("loss", nlohmann::json(nullptr));
+    if (evaluator_ != nullptr) {
+      // Whether the accuracy above is the final checkpoint's (the chief's last step).
+      summary["final_evaluated"] = !last_eval_.is_null() && !chief_done_.is_null() &&
+                                   last_eval_.value("global_step", int64_t{-1}) >=
+                                       chief_done_.value("global_step", int64_t{0});
+    }
   }
   std::lock_guard<std::mutex> lock(g_out_mu);
   std::cout << summary.dump() << std::endl;
@@ -312,7 +359,7 @@ int Launcher::Run() {
 }  // namespace
 
 int RunLocalCluster(const std::vector<std::string>& args) {
-  int64_t ps = 1, workers = 1, max_restarts = 10;
+  int64_t ps = 1, workers = 1, max_restarts = 10, final_eval_seconds = 60;
   bool chief = false, evaluator = false;
   FlagSet flags(kUsage);
   flags.Int("ps", &ps, "Parameter servers.");
@@ -320,6 +367,9 @@ int RunLocalCluster(const std::vector<std::string>& args) {
   flags.Bool("chief", &chief, "Run a chief task (else worker 0 is the chief).");
   flags.Bool("evaluator", &evaluator, "Run an evaluator task.");
   flags.Int("max-restarts", &max_restarts, "Restarts allowed per task.");
+  flags.Int("final-eval-seconds", &final_eval_seconds,
+            "After the chief succeeds, how long the evaluator may take to evaluate the final "
+            "checkpoint before it is stopped (the other tasks stop at once; 0: at once too).");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
   if (!rest.ok()) {
     std::cerr << "disttrain-trainer local: " << rest.status().message() << "\n";
@@ -328,6 +378,10 @@ int RunLocalCluster(const std::vector<std::string>& args) {
   if (flags.help_requested()) {
     std::cout << flags.Help();
     return kExitOk;
+  }
+  if (final_eval_seconds < 0) {
+    std::cerr << "disttrain-trainer local: --final-eval-seconds must not be negative\n";
+    return kExitUsage;
   }
   if (ps < 1 || workers < 0 || (workers == 0 && !chief)) {
     std::cerr << "disttrain-trainer local: need --ps >= 1 and a chief or at least one worker\n";
@@ -399,7 +453,11 @@ int RunLocalCluster(const std::vector<std::string>& args) {
     }
     metrics_host = options.metrics_address.substr(0, colon);
   }
-  Launcher launcher(cluster, task_args, static_cast<int>(max_restarts), metrics_host, metrics_port);
+  // ps 0 may hold the final checkpoint this long after SIGTERM: never killed before.
+  const absl::Duration stop_grace =
+      std::max(kStopGrace, absl::Seconds(options.final_snapshot_seconds + 5));
+  Launcher launcher(cluster, task_args, static_cast<int>(max_restarts), metrics_host, metrics_port,
+                    absl::Seconds(final_eval_seconds), stop_grace);
   return launcher.Run();
 }
 

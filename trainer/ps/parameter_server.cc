@@ -141,6 +141,7 @@ grpc::Status ParameterServer::GetSnapshot(grpc::ServerContext*,
                                           const v1::GetSnapshotRequest* request,
                                           grpc::ServerWriter<v1::SnapshotPart>* writer) {
   const absl::Duration wait = absl::Milliseconds(std::clamp<int64_t>(request->wait_ms(), 0, 60000));
+  snapshot_.Asked();
   std::shared_ptr<const Checkpoint> s =
       snapshot_.WaitNewer(request->after_step(), absl::Now() + wait);
   if (s == nullptr)
@@ -148,6 +149,7 @@ grpc::Status ParameterServer::GetSnapshot(grpc::ServerContext*,
                         absl::StrCat("no snapshot after step ", request->after_step()));
   if (!WriteSnapshotParts(*s, [&](const v1::SnapshotPart& p) { return writer->Write(p); }))
     return grpc::Status(grpc::StatusCode::CANCELLED, "the evaluator went away");
+  snapshot_.Delivered(s->global_step);
   return grpc::Status::OK;
 }
 

@@ -52,6 +52,8 @@ class ParameterServer final
 
   // Answers every waiting pull now; call before grpc::Server::Shutdown.
   void Close();
+  // The evaluator's snapshots (the server's stop waits on them).
+  SnapshotSlot& snapshots() { return snapshot_; }
 
   int partitions() const { return static_cast<int>(rules_.size()); }
   // A partition's variables, or null before its first Init (or for a partition out of range).

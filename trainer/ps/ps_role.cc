@@ -40,6 +40,24 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o,
            {"replicas_to_aggregate", absl::StrCat(config.replicas_to_aggregate)},
            {"partitions", absl::StrCat(o.ps_connections)}});
   while (!stop) absl::SleepFor(absl::Milliseconds(50));
+  // The final evaluation outlives training: ps 0 holds the chief's last checkpoint until the
+  // evaluator (listed in TF_CONFIG, or seen asking) has it, or the bound passes.
+  if (spec.task_index == 0 && (spec.has_evaluator_task || service.snapshots().asked())) {
+    const absl::Time since = absl::Now();
+    switch (
+        service.snapshots().AwaitFinalDelivered(since + absl::Seconds(o.final_snapshot_seconds))) {
+      case SnapshotSlot::FinalState::kNone:
+        break;
+      case SnapshotSlot::FinalState::kDelivered:
+        LogInfo("the evaluator has the final checkpoint; stopping",
+                {{"waited_ms", absl::StrCat(absl::ToInt64Milliseconds(absl::Now() - since))}});
+        break;
+      case SnapshotSlot::FinalState::kNotFetched:
+        LogWarning("the evaluator did not fetch the final checkpoint in time; stopping",
+                   {{"final_snapshot_seconds", absl::StrCat(o.final_snapshot_seconds)}});
+        break;
+    }
+  }
   service.Close();  // waiting pulls answer now instead of holding the shutdown
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   LogInfo("parameter server stopped on SIGTERM", {{"task", spec.TaskName()}});

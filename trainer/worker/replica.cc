@@ -83,7 +83,8 @@ class Replica {
   void Recovered();
   bool AwaitInitialized(int* exit_code);
   absl::Status InitializeOrRestore();
-  void SaveCheckpoint(int64_t step, const Params& params);
+  // `final`: the last one, after training (ps 0 holds it for the evaluator when stopping).
+  void SaveCheckpoint(int64_t step, const Params& params, bool final = false);
   // Metrics after every local step; the chief's TensorBoard scalars every --log-every steps.
   void Record(int64_t step, float loss);
   // The next batch's loss and gradient at `at`; with --local-replicas N, the mean over N batches
@@ -170,7 +171,7 @@ absl::Status Replica::InitializeOrRestore() {
   return absl::OkStatus();
 }
 
-void Replica::SaveCheckpoint(int64_t step, const Params& params) {
+void Replica::SaveCheckpoint(int64_t step, const Params& params, bool final) {
   absl::Status written = WriteCheckpoint(o_.model_dir, step, variables_, params,
                                          static_cast<int>(o_.keep_checkpoints));
   if (!written.ok()) LogWarning("checkpoint failed", {{"error", written.ToString()}});
@@ -179,7 +180,7 @@ void Replica::SaveCheckpoint(int64_t step, const Params& params) {
     if (snapshot_stub_ == nullptr) {
       snapshot_stub_ = v1::ParameterServer::NewStub(wire::NewChannel(spec_.ps[0]));
     }
-    published = PublishSnapshot(snapshot_stub_.get(), {step, variables_, params, ""});
+    published = PublishSnapshot(snapshot_stub_.get(), {step, variables_, params, "", final});
     if (!published.ok())
       LogWarning("cannot publish the checkpoint to ps 0", {{"error", published.ToString()}});
   }
@@ -392,7 +393,9 @@ int Replica::Finish() {
     LogError("cannot read the final variables", {{"error", pulled.status().ToString()}});
     return kExitTransient;
   }
-  if (*pulled > last_checkpoint_) SaveCheckpoint(*pulled, params);
+  // Always, even when a restored checkpoint is at this step already: a restarted ps 0 may not
+  // hold it, and the evaluator needs the final snapshot marked as final.
+  SaveCheckpoint(*pulled, params, /*final=*/true);
   EvalResult r;
   if (setup_.model->needs_data()) {
     r = setup_.model->Evaluate(params, shard_.Rows(0, std::min(shard_.n, 2000)));

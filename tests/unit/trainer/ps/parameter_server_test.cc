@@ -376,6 +376,40 @@ TEST_F(ParameterServerTest, KeepsTheNewestSnapshotForTheEvaluator) {
   EXPECT_EQ(got->global_step, 200);
 }
 
+// A stopping ps 0 holds the chief's final checkpoint until the evaluator has it: the wait ends
+// at the fetch, not at the bound, and only a final snapshot is waited for.
+TEST_F(ParameterServerTest, AStoppingServerWaitsUntilTheFinalSnapshotIsFetched) {
+  Start(MakeAsyncSgd(0.5f));
+  SnapshotSlot& slot = service_->snapshots();
+  EXPECT_FALSE(slot.asked());
+  EXPECT_EQ(slot.AwaitFinalDelivered(absl::Now() + absl::Seconds(30)),
+            SnapshotSlot::FinalState::kNone)
+      << "nothing to hold";
+  Checkpoint c{300, {{"w", 4}}, {{1, 2, 3, 4}}, ""};
+  ASSERT_TRUE(PublishSnapshot(stub_.get(), c).ok());
+  EXPECT_EQ(slot.AwaitFinalDelivered(absl::Now() + absl::Seconds(30)),
+            SnapshotSlot::FinalState::kNone)
+      << "not the final checkpoint: a stop is not held";
+  c.global_step = 400;
+  c.final = true;
+  ASSERT_TRUE(PublishSnapshot(stub_.get(), c).ok());
+  EXPECT_EQ(slot.AwaitFinalDelivered(absl::Now() + absl::Milliseconds(20)),
+            SnapshotSlot::FinalState::kNotFetched)
+      << "bounded";
+  std::thread evaluator([&] {
+    absl::StatusOr<Checkpoint> got = FetchSnapshot(stub_.get(), 300, absl::Seconds(10));
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->global_step, 400);
+    EXPECT_TRUE(got->final) << "the header carries it";
+  });
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(slot.AwaitFinalDelivered(start + absl::Seconds(60)),
+            SnapshotSlot::FinalState::kDelivered);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "ended by the fetch, not the bound";
+  evaluator.join();
+  EXPECT_TRUE(slot.asked());
+}
+
 TEST(SnapshotReaderTest, RejectsChunksOutOfOrderAndIncompleteSnapshots) {
   Checkpoint c{7, {{"w", 4}}, {{1, 2, 3, 4}}, ""};
   std::vector<v1::SnapshotPart> parts;
