@@ -161,6 +161,7 @@ absl::Status DecodeRunPolicy(const json& j, RunPolicy* run) {
   Fields f(j, "spec.runPolicy");
   f.ReadEnum("cleanPodPolicy", kCleanPodPolicies, &run->clean_pod_policy);
   f.ReadInt("ttlSecondsAfterFinished", &run->ttl_seconds_after_finished);
+  f.ReadInt("finalEvaluationGracePeriodSeconds", &run->final_evaluation_grace_period_seconds);
   f.ReadInt("activeDeadlineSeconds", &run->active_deadline_seconds);
   f.ReadInt("backoffLimit", &run->backoff_limit);
   f.ReadBool("suspend", &run->suspend);

@@ -63,6 +63,9 @@ struct SchedulingPolicy {
 struct RunPolicy {
   CleanPodPolicy clean_pod_policy = CleanPodPolicy::kRunning;
   std::optional<int64_t> ttl_seconds_after_finished;
+  // After the job succeeded, how long a running evaluator may go on to evaluate the final
+  // checkpoint before cleanup deletes it (counted from completionTime).
+  int64_t final_evaluation_grace_period_seconds = 60;
   std::optional<int64_t> active_deadline_seconds;
   std::optional<int32_t> backoff_limit;
   bool suspend = false;

@@ -33,6 +33,16 @@ void SetCondition(api::JobStatus* status, absl::string_view type, bool value,
       {std::string(type), true, std::string(reason), std::string(message), now});
 }
 
+void AddCondition(api::JobStatus* status, absl::string_view type, bool value,
+                  absl::string_view reason, absl::string_view message, absl::Time now) {
+  if (FindCondition(*status, type) == nullptr) {
+    status->conditions.push_back(
+        {std::string(type), value, std::string(reason), std::string(message), now});
+    return;
+  }
+  SetCondition(status, type, value, reason, message, now);
+}
+
 std::string CurrentState(const api::JobStatus& status) {
   for (const char* type : {kFailed, kSucceeded, kSuspended, kRestarting, kRunning, kCreated}) {
     if (IsTrue(status, type)) return type;

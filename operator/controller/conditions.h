@@ -30,10 +30,18 @@ inline constexpr char kSuspended[] = "Suspended";
 // reason that retrying alone will not fix (quota, a missing PriorityClass, RBAC) or that has
 // persisted; its message is the API server's. As ReplicaSet's ReplicaFailure/FailedCreate.
 inline constexpr char kReplicaFailure[] = "ReplicaFailure";
+// Not a state: how the final evaluation of a succeeded job with an evaluator ended. True once
+// the evaluator exited having evaluated the chief's last step; False when it ran out of
+// runPolicy.finalEvaluationGracePeriodSeconds, failed, or exited before that step.
+inline constexpr char kEvaluated[] = "Evaluated";
 
 // Sets condition `type`. lastTransitionTime moves only when the status flips; reason and message
 // follow the latest call. A False condition that never existed is not added.
 void SetCondition(api::JobStatus* status, absl::string_view type, bool value,
+                  absl::string_view reason, absl::string_view message, absl::Time now);
+// As SetCondition, but a False condition is added too: for outcomes (Evaluated) whose False is
+// news.
+void AddCondition(api::JobStatus* status, absl::string_view type, bool value,
                   absl::string_view reason, absl::string_view message, absl::Time now);
 const api::Condition* FindCondition(const api::JobStatus& status, absl::string_view type);
 bool IsTrue(const api::JobStatus& status, absl::string_view type);

@@ -9,6 +9,7 @@
 
 #include "absl/time/time.h"
 #include "operator/api/types.h"
+#include "operator/controller/conditions.h"
 #include "operator/controller/pod_state.h"
 
 namespace disttrain::controller {
@@ -25,6 +26,27 @@ std::optional<std::string> SuccessMessage(
 // that has not finished (parameter servers first of all), All deletes every pod and its Service,
 // None none. Services of Running-cleaned pods hold no resources and go with the job.
 bool DeleteOnFinish(api::CleanPodPolicy policy, const PodState& pod);
+
+// Whether cleanup deletes `pod` of a finished job now (DeleteOnFinish), and when to look again:
+// the evaluator of a succeeded job is kept while it runs, for up to
+// runPolicy.finalEvaluationGracePeriodSeconds after completionTime, to evaluate the final
+// checkpoint (parameter servers and workers go at once).
+struct FinishCleanup {
+  bool remove = false;
+  std::optional<absl::Duration> requeue_after;
+};
+FinishCleanup CleanupOnFinish(const api::DistributedTraining& job, const api::JobStatus& status,
+                              const PodState& pod, absl::Time now);
+
+// The Evaluated condition of a succeeded job, decided from its evaluator pod and the result
+// so far; nullopt while the evaluator may still evaluate (or the job has none).
+struct EvaluationOutcome {
+  bool evaluated = false;
+  std::string reason, message;
+};
+std::optional<EvaluationOutcome> FinalEvaluation(const api::DistributedTraining& job,
+                                                 const api::JobStatus& status,
+                                                 const PodState& evaluator, absl::Time now);
 
 // activeDeadlineSeconds, counted from status.startTime. `exceeded` or, before that, the wait
 // until it will be (so a delayed requeue fires it with no other event).

@@ -132,6 +132,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
         p.PodList(), p.job.spec.replica_specs.contains(api::ReplicaType::kChief), p.status.result);
     if (p.status.result && p.status.result != p.original.result)
       p.Note("TrainingResult", DescribeResult(*p.status.result));
+    TrackFinalEvaluation(p);
   }
   if (p.deleted) return runtime::ReconcileResult{};
   // Nothing is replaced unless the status counting it is written: a failed write leaves the
@@ -175,6 +176,20 @@ void JobReconciler::ReadChildren(Pass& p) {
   }
   // A replaced pod that is gone leaves the list; its restart stays in pastRestarts.
   std::erase_if(p.status.restarting_pods, [&](const std::string& uid) { return !uids.count(uid); });
+}
+
+void JobReconciler::TrackFinalEvaluation(Pass& p) {
+  if (FindCondition(p.status, kEvaluated)) return;  // decided once
+  auto it = p.pods.find({ReplicaType::kEvaluator, 0});
+  if (it == p.pods.end()) return;
+  std::optional<EvaluationOutcome> o = FinalEvaluation(p.job, p.status, it->second, p.now);
+  if (!o) return;
+  AddCondition(&p.status, kEvaluated, o->evaluated, o->reason, o->message, p.now);
+  if (o->evaluated) {
+    p.Note(o->reason, o->message);
+  } else {
+    p.Warn(o->reason, o->message);
+  }
 }
 
 void JobReconciler::FailInvalid(Pass& p, const absl::Status& why) {
@@ -317,8 +332,7 @@ void JobReconciler::UpdateCounts(Pass& p) {
       if (pod.terminating || Deleted(pod.uid)) continue;
       // The cleanup right after this pass's write deletes it: counted gone already, so the
       // deletion's events bring no second write (a failed delete is counted again next pass).
-      if (p.cleanup_after_write && DeleteOnFinish(p.job.spec.run_policy.clean_pod_policy, pod))
-        continue;
+      if (p.cleanup_after_write && CleanupOnFinish(p.job, p.status, pod, p.now).remove) continue;
       if (pod.phase == PodPhase::kPending || pod.phase == PodPhase::kRunning) ++active;
       if (pod.phase == PodPhase::kRunning) ++running;
       if (pod.phase == PodPhase::kFailed) ++failed;

@@ -75,6 +75,8 @@ class JobReconciler : public runtime::Reconciler {
   absl::Time FirstPassTime(const std::string& key, const std::string& uid, absl::Time now);
   void ReadChildren(Pass& p);
   void FailInvalid(Pass& p, const absl::Status& why);
+  // The Evaluated condition once the final evaluation of a succeeded job has an outcome.
+  void TrackFinalEvaluation(Pass& p);
   void Run(Pass& p);
   void Suspend(Pass& p);
   void Finish(Pass& p, bool succeeded, const std::string& reason, const std::string& message);

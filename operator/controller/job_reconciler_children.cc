@@ -223,7 +223,9 @@ void JobReconciler::Cleanup(Pass& p) {
   std::vector<const PodState*> doomed;
   std::vector<kube::DeleteRequest> requests;
   for (auto& [id, pod] : p.pods) {
-    if (!DeleteOnFinish(policy, pod) || Deleted(pod.uid)) continue;
+    const FinishCleanup c = CleanupOnFinish(p.job, p.status, pod, p.now);
+    p.Requeue(c.requeue_after);
+    if (!c.remove || Deleted(pod.uid)) continue;
     doomed.push_back(&pod);
     kube::DeleteOptions options;
     options.precondition_uid = pod.uid;

@@ -97,7 +97,9 @@ class LifecycleTest(unittest.TestCase):
 
     # --- behaviours ----------------------------------------------------------------------------
     def test_happy_path_with_chief_tears_down_parameter_servers(self):
-        apply(job("happy", Chief=role(1, 0, 3), PS=role(2), Worker=role(2), Evaluator=role(1)), self.ns)
+        # An evaluator that never exits: kept for its final evaluation, at most the grace (5 s here).
+        apply(job("happy", {"finalEvaluationGracePeriodSeconds": 5},
+                  Chief=role(1, 0, 3), PS=role(2), Worker=role(2), Evaluator=role(1)), self.ns)
         wait_until("6 pods", lambda: len(self.pods("happy")) == 6, timeout=30)
         self.wait_state("happy", "Running", timeout=30)
         worker = [p for p in self.pods("happy") if p["metadata"]["name"] == "happy-worker-1"][0]
@@ -108,18 +110,44 @@ class LifecycleTest(unittest.TestCase):
         self.assertTrue(svc["spec"]["publishNotReadyAddresses"])
 
         status = self.wait_state("happy", "Succeeded", timeout=30)["status"]
+        evaluator = self.pods("happy", "disttrain.io/replica-type=evaluator")
+        self.assertEqual([p["metadata"].get("deletionTimestamp") for p in evaluator], [None],
+                         "the evaluator outlives success: it evaluates the final checkpoint")
         self.assertIn("the chief succeeded", self.condition("happy", "Succeeded")["message"])
         self.assertIn("completionTime", status)
         self.assertEqual(status["replicaStatuses"]["Chief"]["succeeded"], 1)
         self.wait_no_pods("happy", "disttrain.io/replica-type=ps")
         self.wait_no_pods("happy", "disttrain.io/replica-type=worker")
         self.wait_no_pods("happy", "disttrain.io/replica-type=evaluator")
+        evaluated = self.condition("happy", "Evaluated")
+        self.assertEqual((evaluated["status"], evaluated["reason"]), ("False", "EvaluationTimedOut"))
         chief = self.pods("happy", "disttrain.io/replica-type=chief")
         self.assertEqual(chief[0]["status"]["phase"], "Succeeded")  # kept for its logs
         reasons = [r for r, _ in self.events("happy")]
         self.assertIn("SuccessfulCreatePod", reasons)
         self.assertIn("JobSucceeded", reasons)
         self.assertIn("SuccessfulDeletePod", reasons)
+
+    def test_an_evaluator_that_finishes_after_the_chief_is_kept_and_its_result_reaches_the_status(self):
+        # The evaluator exits 4 s after the chief: under cleanPodPolicy Running it used to be deleted the
+        # moment the chief succeeded, and the final evaluation never reached status.result.
+        chief = json.dumps({"globalStep": 400, "loss": 0.5})
+        evaluator = json.dumps({"globalStep": 400, "accuracy": 0.85, "loss": 0.42})
+        apply(job("evalafter", Chief=role(1, 0, 2, message=chief), PS=role(1), Worker=role(1),
+                  Evaluator=role(1, 0, 6, message=evaluator)), self.ns)
+        self.wait_state("evalafter", "Succeeded", timeout=30)
+        self.wait_no_pods("evalafter", "disttrain.io/replica-type=ps")
+        wait_until("the Evaluated condition", lambda: self.condition("evalafter", "Evaluated"), timeout=30)
+        evaluated = self.condition("evalafter", "Evaluated")
+        self.assertEqual((evaluated["status"], evaluated["reason"]), ("True", "FinalCheckpointEvaluated"),
+                         evaluated)
+        result = self.job("evalafter")["status"]["result"]
+        self.assertEqual((result["evaluatedStep"], result["accuracy"]), (400, 0.85))
+        pod = self.pods("evalafter", "disttrain.io/replica-type=evaluator")
+        self.assertEqual([p["status"]["phase"] for p in pod], ["Succeeded"], "it ended by itself")
+        self.assertIn("FinalCheckpointEvaluated", [r for r, _ in self.events("evalafter")])
+        # `kubectl wait` on the condition is how a script waits for the final accuracy.
+        kubectl("wait", "--for=condition=Evaluated", "dtr/evalafter", "-n", self.ns, "--timeout=5s")
 
     def test_the_chiefs_and_evaluators_results_reach_the_status_and_kubectl_get_wide(self):
         chief = json.dumps({"globalStep": 1500, "loss": 0.3125, "trainAccuracy": 0.875, "trainSeconds": 42.5})

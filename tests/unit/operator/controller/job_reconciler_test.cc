@@ -79,6 +79,62 @@ TEST(JobReconcilerTest, SucceedsWhenTheChiefSucceedsAndDeletesParameterServers) 
   EXPECT_TRUE(h.HasPod("dist-chief-0"));  // cleanPodPolicy Running keeps finished pods
 }
 
+json JobWithEvaluator(int64_t grace_seconds) {
+  json job = JobJson({{"finalEvaluationGracePeriodSeconds", grace_seconds}});
+  job["spec"]["replicaSpecs"]["Evaluator"] = testing::Role(1, "OnFailure");
+  return job;
+}
+
+TEST(JobReconcilerTest, KeepsTheEvaluatorUntilItEvaluatedTheFinalCheckpoint) {
+  Harness h(JobWithEvaluator(60));
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  h.SetPod("dist-chief-0", "Succeeded");
+  h.SetTerminationMessage("dist-chief-0", R"({"globalStep":400,"loss":0.5})");
+  absl::StatusOr<runtime::ReconcileResult> done = h.Pass();
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(h.State(), kSucceeded);
+  EXPECT_FALSE(h.HasPod("dist-ps-0")) << "parameter servers go at once";
+  EXPECT_TRUE(h.HasPod("dist-evaluator-0")) << "it evaluates the final checkpoint";
+  EXPECT_EQ(done->requeue_after, absl::Seconds(60));
+  EXPECT_EQ(h.Status().replica_statuses[api::ReplicaType::kEvaluator].active, 1);
+  h.clock.Advance(absl::Seconds(5));
+  h.SetPod("dist-evaluator-0", "Succeeded");
+  h.SetTerminationMessage("dist-evaluator-0", R"({"globalStep":400,"accuracy":0.85,"loss":0.4})");
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Status().result->evaluated_step, 400);
+  EXPECT_EQ(h.Status().result->accuracy, 0.85);
+  const api::JobStatus status = h.Status();
+  const api::Condition* evaluated = FindCondition(status, kEvaluated);
+  ASSERT_NE(evaluated, nullptr);
+  EXPECT_TRUE(evaluated->status);
+  EXPECT_EQ(evaluated->reason, "FinalCheckpointEvaluated");
+  EXPECT_EQ(h.events.Count("FinalCheckpointEvaluated"), 1);
+  EXPECT_TRUE(h.HasPod("dist-evaluator-0")) << "finished pods stay for their logs";
+}
+
+TEST(JobReconcilerTest, DeletesAnEvaluatorThatOutlivesItsGraceAndSaysSo) {
+  Harness h(JobWithEvaluator(30));
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  h.SetPod("dist-chief-0", "Succeeded");
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_TRUE(h.HasPod("dist-evaluator-0"));
+  h.clock.Advance(absl::Seconds(29));
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_TRUE(h.HasPod("dist-evaluator-0"));
+  EXPECT_EQ(FindCondition(h.Status(), kEvaluated), nullptr);
+  h.clock.Advance(absl::Seconds(1));
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_FALSE(h.HasPod("dist-evaluator-0"));
+  const api::JobStatus status = h.Status();
+  const api::Condition* evaluated = FindCondition(status, kEvaluated);
+  ASSERT_NE(evaluated, nullptr);
+  EXPECT_FALSE(evaluated->status);
+  EXPECT_EQ(evaluated->reason, "EvaluationTimedOut");
+  EXPECT_EQ(h.State(), kSucceeded) << "the training itself succeeded";
+}
+
 TEST(JobReconcilerTest, AFinishedJobsOneWriteCountsThePodsItsCleanupDeletes) {
   Harness h;
   ASSERT_TRUE(h.Pass().ok());
