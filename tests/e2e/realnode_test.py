@@ -81,15 +81,16 @@ def trainer_template(args, model_dir=None):
     return {"spec": realnode.on_real_node(spec)}
 
 
-def training_job(name, model_dir, steps=1500, chief_args=(), restart="OnFailure"):
+def training_job(name, model_dir, steps=1500, chief_args=(), restart="OnFailure", ps=2, workers=2,
+                 checkpoint_steps=250):
     common = ["--model=mlp", "--mode=sync", f"--steps={steps}", "--learning-rate=0.1", "--batch-size=64",
-              "--checkpoint-steps=250", "--model-dir=/model", "--log-every=250"]
+              f"--checkpoint-steps={checkpoint_steps}", "--model-dir=/model", "--log-every=250"]
     def role(n, extra=(), policy=restart, volume=model_dir):
         return {"replicas": n, "restartPolicy": policy, "template": trainer_template(common + list(extra), volume)}
     # The evaluator mounts no volume: it fetches each checkpoint from ps 0 over gRPC.
     return {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": name},
-            "spec": {"replicaSpecs": {"Chief": role(1, chief_args, "ExitCode"), "PS": role(2), "Worker": role(2),
-                                      "Evaluator": role(1, volume=None)}}}
+            "spec": {"replicaSpecs": {"Chief": role(1, chief_args, "ExitCode"), "PS": role(ps),
+                                      "Worker": role(workers), "Evaluator": role(1, volume=None)}}}
 
 
 def shared_dir():
@@ -305,6 +306,25 @@ class RealNodeTest(unittest.TestCase):
                           "apply_to_succeeded_s": round(succeeded - applied, 1),
                           "chief_exit_to_last_ps_container_gone_s": round(gone - exit_time, 1),
                           "note": "chief exit time has 1 s resolution (finishedAt)"}))
+
+    def test_the_final_checkpoint_is_evaluated_in_every_job_before_cleanup(self):
+        # Five jobs at once on the one node: the chief's last checkpoint lives on ps 0, which cleanPodPolicy
+        # Running deletes the moment the chief succeeds, as it did the evaluator before it could evaluate.
+        names = [f"final{i}" for i in range(5)]
+        for name in names:
+            apply(training_job(name, shared_dir(), steps=300, ps=1, workers=1, checkpoint_steps=100), self.ns)
+        for name in names:
+            wait_until(f"{name}'s Evaluated condition", lambda: any(
+                c["type"] == "Evaluated" for c in get_json("dtr", name, "-n", self.ns).get("status", {}).get(
+                    "conditions", [])), timeout=600)
+        for name in names:
+            status = get_json("dtr", name, "-n", self.ns)["status"]
+            evaluated = [c for c in status["conditions"] if c["type"] == "Evaluated"][0]
+            self.assertEqual((status["state"], evaluated["status"], evaluated["reason"]),
+                             ("Succeeded", "True", "FinalCheckpointEvaluated"), f"{name}: {evaluated}")
+            self.assertEqual((status["result"]["globalStep"], status["result"]["evaluatedStep"]), (300, 300), name)
+            self.assertGreater(status["result"]["accuracy"], 0.5, name)
+            self.assertFalse(self.pods(name, "ps"), f"{name}: the servers are gone")
 
     def test_a_parameter_server_killed_with_sigkill_restarts_and_the_chief_restores(self):
         model_dir = shared_dir()
