@@ -103,6 +103,10 @@ std::vector<PodRow> ReadPods(const std::string& job, const std::vector<json>& po
       if (cs.value("name", "") != row.container) continue;
       row.restarts = cs.value("restartCount", 0);
       row.state = ContainerState(cs, &row.container_started);
+      const json& state = cs.value("state", json::object());
+      row.previous_run = row.restarts > 0 &&
+                         (state.contains("running") || state.contains("terminated")) &&
+                         cs.value("lastState", json::object()).contains("terminated");
     }
     row.prefix = absl::StrCat(job, ".", row.role.empty() ? "pod" : row.role, ".",
                               row.index >= 0 ? absl::StrCat(row.index) : row.name);
