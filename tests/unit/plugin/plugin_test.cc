@@ -116,6 +116,15 @@ TEST(JobViewTest, StatusShowsStateReplicasResultPodsAndConditions) {
   EXPECT_THAT(out, HasSubstr("Succeeded   True     JobSucceeded   2m    the chief succeeded\n"));
 }
 
+TEST(JobViewTest, StatusShowsResultsWithFourSignificantDigits) {
+  json job = json::parse(R"({"metadata": {"name": "mnist", "namespace": "ml"},
+    "status": {"result": {"globalStep": 1500, "loss": 0.3738555521875494, "accuracy": 0.84563,
+                          "evalLoss": 0.00001234, "trainSeconds": 42.25}}})");
+  EXPECT_THAT(FormatStatus(job, {}, absl::Now()),
+              HasSubstr("Result:     step 1500, loss 0.3739, test accuracy 0.8456, test loss "
+                        "1.234e-05, training seconds 42.2\n"));
+}
+
 TEST(JobViewTest, StatusOfAJobTheOperatorHasNotSeen) {
   const std::string out = FormatStatus(
       json::parse(R"({"metadata": {"name": "j", "namespace": "n"}})"), {}, absl::Now());
