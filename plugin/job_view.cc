@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "operator/api/codec.h"
 #include "operator/api/labels.h"
+#include "operator/api/result_display.h"
 #include "operator/controller/tf_config_builder.h"
 
 namespace disttrain::plugin {
@@ -49,27 +50,33 @@ std::string ContainerState(const json& status, bool* started) {
   return "-";
 }
 
-std::string Number(const json& j, const char* key, int precision) {
+// How a figure of status.result reads: a count (a step) whole, seconds to a tenth, a measure
+// (a loss, an accuracy) to a few significant digits.
+enum class Shown { kCount, kSeconds, kFigure };
+
+std::string Number(const json& j, const char* key, Shown shown) {
   if (!j.contains(key) || !j[key].is_number()) return "";
   if (j[key].is_number_integer()) return absl::StrCat(j[key].get<int64_t>());
-  return absl::StrFormat("%.*f", precision, j[key].get<double>());
+  const double v = j[key].get<double>();
+  if (shown == Shown::kFigure) return api::FormatFigure(v);
+  return absl::StrFormat("%.*f", shown == Shown::kSeconds ? 1 : 0, v);
 }
 
 std::string FormatResult(const json& status) {
   if (!status.contains("result") || !status["result"].is_object()) return "none yet";
   const json& r = status["result"];
   std::vector<std::string> parts;
-  auto add = [&](const char* label, const char* key, int precision) {
-    std::string v = Number(r, key, precision);
+  auto add = [&](const char* label, const char* key, Shown shown) {
+    std::string v = Number(r, key, shown);
     if (!v.empty()) parts.push_back(absl::StrCat(label, " ", v));
   };
-  add("step", "globalStep", 0);
-  add("loss", "loss", 4);
-  add("train accuracy", "trainAccuracy", 4);
-  add("test accuracy", "accuracy", 4);
-  add("test loss", "evalLoss", 4);
-  add("evaluated at step", "evaluatedStep", 0);
-  add("training seconds", "trainSeconds", 1);
+  add("step", "globalStep", Shown::kCount);
+  add("loss", "loss", Shown::kFigure);
+  add("train accuracy", "trainAccuracy", Shown::kFigure);
+  add("test accuracy", "accuracy", Shown::kFigure);
+  add("test loss", "evalLoss", Shown::kFigure);
+  add("evaluated at step", "evaluatedStep", Shown::kCount);
+  add("training seconds", "trainSeconds", Shown::kSeconds);
   std::string out;
   for (const std::string& p : parts) absl::StrAppend(&out, out.empty() ? "" : ", ", p);
   return out.empty() ? "none yet" : out;
@@ -103,6 +110,10 @@ std::vector<PodRow> ReadPods(const std::string& job, const std::vector<json>& po
       if (cs.value("name", "") != row.container) continue;
       row.restarts = cs.value("restartCount", 0);
       row.state = ContainerState(cs, &row.container_started);
+      const json& state = cs.value("state", json::object());
+      row.previous_run = row.restarts > 0 &&
+                         (state.contains("running") || state.contains("terminated")) &&
+                         cs.value("lastState", json::object()).contains("terminated");
     }
     row.prefix = absl::StrCat(job, ".", row.role.empty() ? "pod" : row.role, ".",
                               row.index >= 0 ? absl::StrCat(row.index) : row.name);

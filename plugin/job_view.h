@@ -25,6 +25,9 @@ struct PodRow {
   std::optional<absl::Time> created;
   std::string container;           // the main container's name (the one logs follow)
   bool container_started = false;  // running or terminated: it has logs
+  // The run before the current one, which the kubelet keeps after a restart (its log is read with
+  // previous=true). Not while the container waits to restart: its log is then that same run.
+  bool previous_run = false;
   bool terminating = false;
   std::string prefix;  // "job.role.index", the prefix of its log lines
 };

@@ -28,11 +28,19 @@ std::string FormatLogLine(const std::string& prefix, size_t width, const LogLine
   return out;
 }
 
+std::string RunPrefix(const std::string& prefix, bool previous) {
+  return previous ? absl::StrCat(prefix, " (previous)") : prefix;
+}
+
 std::vector<std::string> MergeLogs(const std::vector<PodLog>& logs, bool timestamps) {
+  std::vector<std::string> prefixes;
   size_t width = 0;
-  for (const PodLog& l : logs) width = std::max(width, l.prefix.size());
-  // (time, pod, line) sorts by time and keeps each pod's order; an untimed line takes the time
-  // of the line before it in its pod.
+  for (const PodLog& l : logs) {
+    prefixes.push_back(RunPrefix(l.prefix, l.previous));
+    width = std::max(width, prefixes.back().size());
+  }
+  // (time, run, line) sorts by time and keeps each run's order; an untimed line takes the time
+  // of the line before it in its run.
   std::vector<std::tuple<absl::Time, size_t, size_t>> order;
   for (size_t p = 0; p < logs.size(); ++p) {
     absl::Time last = absl::InfinitePast();
@@ -46,7 +54,7 @@ std::vector<std::string> MergeLogs(const std::vector<PodLog>& logs, bool timesta
   std::vector<std::string> out;
   out.reserve(order.size());
   for (const auto& [t, p, i] : order)
-    out.push_back(FormatLogLine(logs[p].prefix, width, logs[p].lines[i], timestamps));
+    out.push_back(FormatLogLine(prefixes[p], width, logs[p].lines[i], timestamps));
   return out;
 }
 

@@ -1,9 +1,11 @@
 // `kubectl dtr logs JOB [-f]`: every pod's main container, each line prefixed "job.role.index |".
-// Without -f the logs are merged in time order. With -f one stream per container run follows it:
-// the list of pods is read every second, so new pods (recreated replicas) and restarted
-// containers (a new restartCount) get their own stream, and a stream cut while its container
-// still runs resumes after the last line printed. It ends once the job finished and every
-// stream ended.
+// A container restarted in place also shows the run before its restart, which the kubelet keeps
+// (`kubectl logs --previous`), prefixed "job.role.index (previous) |": after a crash, those are
+// the lines that explain it. Without -f the runs are merged in time order. With -f one stream
+// per container run follows it, a previous run printed first: the list of pods is read every
+// second, so new pods (recreated replicas) and restarted containers (a new restartCount) get
+// their own stream, and a stream cut while its container still runs resumes after the last line
+// printed. It ends once the job finished and every stream ended.
 #include <atomic>
 #include <map>
 #include <memory>
@@ -23,10 +25,11 @@
 namespace disttrain::plugin {
 namespace {
 
-std::string LogPath(const Target& t, const PodRow& pod, bool follow,
+std::string LogPath(const Target& t, const PodRow& pod, bool previous, bool follow,
                     std::optional<absl::Time> since) {
   std::string path = absl::StrCat("/api/v1/namespaces/", t.ns, "/pods/", pod.name,
                                   "/log?timestamps=true&container=", pod.container);
+  if (previous) absl::StrAppend(&path, "&previous=true");
   if (follow) absl::StrAppend(&path, "&follow=true");
   if (since) {
     absl::StrAppend(
@@ -42,6 +45,18 @@ std::vector<PodRow> Selected(std::vector<PodRow> rows, const LogsOptions& o) {
     if (r.role == o.role) out.push_back(std::move(r));
   }
   return out;
+}
+
+// One run's whole log.
+absl::StatusOr<PodLog> ReadRun(const Target& t, const PodRow& pod, bool previous) {
+  absl::StatusOr<std::string> text = t.client->GetText(
+      LogPath(t, pod, previous, false, std::nullopt),
+      absl::StrCat("read the ", previous ? "previous run's " : "", "logs of pod ", pod.name));
+  if (!text.ok()) return text.status();
+  PodLog log{pod.prefix, {}, previous};
+  for (absl::string_view l : absl::StrSplit(*text, '\n', absl::SkipEmpty()))
+    log.lines.push_back(ParseLogLine(std::string(l)));
+  return log;
 }
 
 bool Finished(const nlohmann::json& job) {
@@ -63,18 +78,22 @@ class Follower {
   // Starts a stream for each container run that has logs and none yet, or resumes one that was
   // cut while its container still runs.
   void Update(const std::vector<PodRow>& rows) {
-    for (const PodRow& r : rows) width_ = std::max(width_, r.prefix.size());
+    for (const PodRow& r : rows)
+      width_ = std::max(width_, RunPrefix(r.prefix, r.previous_run).size());
     for (const PodRow& r : rows) {
       if (!r.container_started) continue;
       const std::string key = absl::StrCat(r.uid, "/", r.restarts);
       auto it = streams_.find(key);
       if (it == streams_.end()) {
-        Start(key, r, std::nullopt);
+        // The run before this one, unless it was followed while it ran.
+        const bool previous =
+            r.previous_run && !streams_.contains(absl::StrCat(r.uid, "/", r.restarts - 1));
+        Start(key, r, std::nullopt, previous);
       } else if (it->second->done && it->second->cut && r.state == "Running") {
         std::optional<absl::Time> since = it->second->last;
         it->second->thread.join();
         streams_.erase(it);
-        Start(key, r, since);
+        Start(key, r, since, false);
       }
     }
   }
@@ -95,14 +114,24 @@ class Follower {
     std::optional<absl::Time> last;  // of the last line printed (read after done)
   };
 
-  void Start(const std::string& key, const PodRow& pod, std::optional<absl::Time> since) {
+  // Follows one run from `since`; with `previous`, prints the run before it first (a previous
+  // run that cannot be read is skipped: the current one is still worth following).
+  void Start(const std::string& key, const PodRow& pod, std::optional<absl::Time> since,
+             bool previous) {
     auto s = std::make_unique<Stream>();
     Stream* stream = s.get();
     const size_t width = width_;
     stream->last = since;
-    s->thread = std::thread([this, stream, pod, since, width] {
+    s->thread = std::thread([this, stream, pod, since, width, previous] {
+      if (previous) {
+        if (absl::StatusOr<PodLog> log = ReadRun(t_, pod, true); log.ok()) {
+          const std::string prefix = RunPrefix(pod.prefix, true);
+          for (const LogLine& line : log->lines)
+            Print(FormatLogLine(prefix, width, line, o_.timestamps));
+        }
+      }
       absl::StatusOr<std::unique_ptr<kube::LineStream>> opened =
-          t_.client->StreamLines(LogPath(t_, pod, true, since),
+          t_.client->StreamLines(LogPath(t_, pod, false, true, since),
                                  absl::StrCat("follow the logs of pod ", pod.name), absl::Hours(1));
       if (!opened.ok()) {
         stream->cut = true;
@@ -149,18 +178,16 @@ int RunLogs(const Target& t, const LogsOptions& o, std::ostream& out, std::ostre
     int code = 0;
     for (const PodRow& pod : Selected(ReadPods(t.job, pods), o)) {
       if (!pod.container_started) continue;
-      absl::StatusOr<std::string> text = t.client->GetText(
-          LogPath(t, pod, false, std::nullopt), absl::StrCat("read the logs of pod ", pod.name));
-      if (!text.ok()) {
-        if (kube::IsNotFound(text.status())) continue;  // deleted since the list
-        err << ExplainError(text.status(), t);
-        code = 1;  // the other pods' logs are still worth printing
-        continue;
+      for (bool previous : {true, false}) {
+        if (previous && !pod.previous_run) continue;
+        absl::StatusOr<PodLog> log = ReadRun(t, pod, previous);
+        if (log.ok()) {
+          logs.push_back(*std::move(log));
+        } else if (!kube::IsNotFound(log.status())) {  // NotFound: deleted since the list
+          err << ExplainError(log.status(), t);
+          code = 1;  // the other runs' logs are still worth printing
+        }
       }
-      PodLog log{pod.prefix, {}};
-      for (absl::string_view l : absl::StrSplit(*text, '\n', absl::SkipEmpty()))
-        log.lines.push_back(ParseLogLine(std::string(l)));
-      logs.push_back(std::move(log));
     }
     for (const std::string& line : MergeLogs(logs, o.timestamps)) out << line << "\n";
     return code;

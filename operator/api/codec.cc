@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "operator/api/pod_template.h"
+#include "operator/api/result_display.h"
 
 namespace disttrain::api {
 namespace {
@@ -261,6 +262,12 @@ json EncodeResult(const JobResult& r) {
   put("accuracy", r.accuracy);
   put("evalLoss", r.eval_loss);
   put("evaluatedStep", r.evaluated_step);
+  // Derived from the figures, so it is written with them, and never read back: a display that
+  // the API server pruned (an older CRD) can then not make every pass write the status again.
+  json display = json::object();
+  if (r.loss) display["loss"] = FormatFigure(*r.loss);
+  if (r.accuracy) display["accuracy"] = FormatFigure(*r.accuracy);
+  if (!display.empty()) out["display"] = std::move(display);
   return out;
 }
 

@@ -21,7 +21,8 @@ absl::StatusOr<DistributedTraining> DecodeJob(const nlohmann::json& object);
 // The status subresource body, as the CRD schema defines it.
 nlohmann::json EncodeStatus(const JobStatus& status);
 absl::StatusOr<JobStatus> DecodeStatus(const nlohmann::json& status);
-// status.result: the keys the trainer writes in its termination message (camelCase).
+// status.result: the keys the trainer writes in its termination message (camelCase), and on
+// encoding `display`, those figures as people read them (result_display.h); decoding ignores it.
 nlohmann::json EncodeResult(const JobResult& result);
 absl::StatusOr<JobResult> DecodeResult(const nlohmann::json& result);
 

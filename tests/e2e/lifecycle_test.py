@@ -150,20 +150,23 @@ class LifecycleTest(unittest.TestCase):
         kubectl("wait", "--for=condition=Evaluated", "dtr/evalafter", "-n", self.ns, "--timeout=5s")
 
     def test_the_chiefs_and_evaluators_results_reach_the_status_and_kubectl_get_wide(self):
-        chief = json.dumps({"globalStep": 1500, "loss": 0.3125, "trainAccuracy": 0.875, "trainSeconds": 42.5})
+        chief = json.dumps({"globalStep": 1500, "loss": 0.3738555521875494, "trainAccuracy": 0.875,
+                            "trainSeconds": 42.5})
         evaluator = json.dumps({"globalStep": 1500, "accuracy": 0.8531, "loss": 0.41})
         apply(job("result", Chief=role(1, 0, 3, message=chief), PS=role(1), Worker=role(1),
                   Evaluator=role(1, 0, 1, message=evaluator)), self.ns)
         status = self.wait_state("result", "Succeeded", timeout=30)["status"]
-        self.assertEqual(status["result"], {"globalStep": 1500, "loss": 0.3125, "trainAccuracy": 0.875,
+        # Programs read the figures at full precision; people read 4 significant digits (display).
+        self.assertEqual(status["result"], {"globalStep": 1500, "loss": 0.3738555521875494, "trainAccuracy": 0.875,
                                             "trainSeconds": 42.5, "accuracy": 0.8531, "evalLoss": 0.41,
-                                            "evaluatedStep": 1500})
+                                            "evaluatedStep": 1500,
+                                            "display": {"loss": "0.3739", "accuracy": "0.8531"}})
         told = [m for r, m in self.events("result") if r == "TrainingResult"]
-        self.assertIn("global step 1500, loss 0.3125, train accuracy 0.8750, test accuracy 0.8531 at step 1500",
+        self.assertIn("global step 1500, loss 0.3739, train accuracy 0.8750, test accuracy 0.8531 at step 1500",
                       told)
         wide = kubectl("get", "dtr", "result", "-n", self.ns, "-o", "wide").stdout.splitlines()
         row = dict(zip(wide[0].split(), wide[1].split()))
-        self.assertEqual((row["STEP"], row["LOSS"], row["ACCURACY"]), ("1500", "0.3125", "0.8531"), wide)
+        self.assertEqual((row["STEP"], row["LOSS"], row["ACCURACY"]), ("1500", "0.3739", "0.8531"), wide)
         # A chief that writes plain text leaves no result, and the job still succeeds.
         apply(job("textresult", Chief=role(1, 0, 1, message="done, bye"), PS=role(1)), self.ns)
         self.assertNotIn("result", self.wait_state("textresult", "Succeeded", timeout=30)["status"])

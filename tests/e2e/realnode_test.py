@@ -2,7 +2,8 @@
 installed by `helm install` from its image runs as pods with in-cluster config, RBAC as shipped,
 leader election, passing probes and metrics scraped through its Service; the trainer image trains
 Fashion-MNIST under it; parameter servers are really gone (their processes ended) when the chief
-finishes or fails; a parameter server killed with SIGKILL is restarted and restored.
+finishes or fails; a parameter server killed with SIGKILL is restarted and restored; kubectl dtr logs
+shows a killed worker's last run, marked as previous, before its restarted run.
 
 Run as a script: without a real node it exits 77, which ctest reports as not run."""
 import json
@@ -130,11 +131,11 @@ def dtr(*args, timeout=60):
 
 
 class DtrLogs:
-    """`kubectl dtr logs JOB -f` in the background: every role's logs, merged."""
+    """`kubectl dtr logs JOB -f [ARGS]` in the background: every role's logs, merged."""
 
-    def __init__(self, ns, job):
+    def __init__(self, ns, job, *args):
         env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", KUBECONFIG=KUBECONFIG)
-        self.proc = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "dtr", "logs", job, "-f", "-n", ns],
+        self.proc = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "dtr", "logs", job, "-f", "-n", ns, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.lines, self.errors = [], []
         self.threads = [threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True),
@@ -364,6 +365,64 @@ class RealNodeTest(unittest.TestCase):
         final = max(realnode.events_in(evaluator.text(), "eval"), key=lambda e: e["global_step"])
         print(f"after kill -9 of ps-1: accuracy {final['accuracy']:.4f} at step {final['global_step']}")
         self.assertGreaterEqual(final["accuracy"], 0.84)
+
+    def test_logs_show_a_killed_workers_previous_run_marked_before_its_restarted_run(self):
+        model_dir = shared_dir()
+        # Steps enough to outlast the test: the logs are read while the job runs (a finished job's
+        # workers may be deleted with their logs). No evaluator: fewer pods to start.
+        job = training_job("relog", model_dir, steps=100000)
+        del job["spec"]["replicaSpecs"]["Evaluator"]
+        apply(job, self.ns)
+        pod = self.wait_running("relog-worker-1")
+
+        def log(*args):
+            return kubectl("logs", "-n", self.ns, "relog-worker-1", *args).stdout
+
+        wait_until("worker-1's first run to log", lambda: "starting" in log(), timeout=60)
+        realnode.kill_container(realnode.container_ids(pod)[0])
+
+        def status():
+            return get_json("pod", "relog-worker-1", "-n", self.ns)["status"]["containerStatuses"][0]
+        wait_until("the kubelet to restart worker-1 in place", lambda: status()["restartCount"] >= 1 and
+                   "running" in status()["state"], timeout=60)
+        self.assertEqual(status()["lastState"]["terminated"]["exitCode"], 137, "killed by SIGKILL")
+        wait_until("its new run to log", lambda: "starting" in log(), timeout=60)
+        killed = [l for l in log("--previous").splitlines() if l.strip()]
+        self.assertTrue(any("starting" in l for l in killed), killed)
+
+        def runs(lines):
+            """Worker 1's lines in the output: (index, text) of its previous run's, then its new run's."""
+            split = [(p.strip(), t.rstrip("\n")) for p, sep, t in (l.partition(" | ") for l in lines) if sep]
+            return ([(i, t) for i, (p, t) in enumerate(split) if p == "relog.worker.1 (previous)"],
+                    [(i, t) for i, (p, t) in enumerate(split) if p == "relog.worker.1"])
+
+        def check(variant, lines, role):
+            previous, new = runs(lines)
+            shown = "".join(lines[-40:])
+            self.assertEqual([t for _, t in previous if t.strip()], killed,
+                             f"{variant}: the killed run's lines, marked as previous\n{shown}")
+            self.assertTrue(any("starting" in t for _, t in new), f"{variant}: the new run's lines\n{shown}")
+            self.assertLess(previous[-1][0], new[0][0], f"{variant}: the killed run first\n{shown}")
+            if role:
+                prefixes = {l.partition(" | ")[0].strip() for l in lines}
+                self.assertLessEqual(prefixes, {"relog.worker.0", "relog.worker.1", "relog.worker.1 (previous)"},
+                                     f"{variant}: only workers")
+
+        for role in ((), ("--role", "worker")):
+            with self.subTest(follow=False, role=role):
+                r = dtr("logs", "relog", "-n", self.ns, *role)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                check(f"logs {' '.join(role)}", r.stdout.splitlines(keepends=True), role)
+            with self.subTest(follow=True, role=role):
+                follow = DtrLogs(self.ns, "relog", *role)
+                try:
+                    wait_until("logs -f to reach worker-1's new run", lambda: any(
+                        "starting" in t for _, t in runs(list(follow.lines))[1]), timeout=60)
+                finally:
+                    follow.stop()
+                self.assertFalse(follow.errors, "".join(follow.errors))
+                check(f"logs -f {' '.join(role)}", list(follow.lines), role)
+        self.assertEqual(status()["restartCount"], 1, "worker-1 restarted once: its previous run is the killed one")
 
     def test_a_chief_that_exits_non_zero_fails_the_job_and_the_servers_are_gone(self):
         model_dir = shared_dir()

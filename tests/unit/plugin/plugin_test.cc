@@ -67,6 +67,28 @@ TEST(JobViewTest, RowsComeInRoleOrderWithTheMainContainersState) {
   EXPECT_TRUE(rows[0].ready);
 }
 
+TEST(JobViewTest, APreviousRunIsReadOnlyWhenTheContainerRunsAgainAfterARestart) {
+  const json killed = {{"terminated", {{"exitCode", 137}, {"reason", "Error"}}}};
+  json restarted = Pod("worker", 0, "Running", {{"running", json::object()}}, 1);
+  restarted["status"]["containerStatuses"][1]["lastState"] = killed;
+  // Waiting to restart, its log is that same killed run: read once, not twice.
+  json backing_off =
+      Pod("worker", 1, "Running", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}, 1);
+  backing_off["status"]["containerStatuses"][1]["lastState"] = killed;
+  json ended = Pod("worker", 2, "Succeeded",
+                   {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}, 1);
+  ended["status"]["containerStatuses"][1]["lastState"] = killed;
+  std::vector<PodRow> rows = ReadPods(
+      "mnist",
+      {restarted, backing_off, ended, Pod("worker", 3, "Running", {{"running", json::object()}})});
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_TRUE(rows[0].previous_run);
+  EXPECT_FALSE(rows[1].previous_run);
+  EXPECT_TRUE(rows[1].container_started);
+  EXPECT_TRUE(rows[2].previous_run);
+  EXPECT_FALSE(rows[3].previous_run) << "never restarted";
+}
+
 TEST(JobViewTest, StatusShowsStateReplicasResultPodsAndConditions) {
   json job = json::parse(
       R"({"metadata": {"name": "mnist", "namespace": "ml", "creationTimestamp": "2026-11-22T10:00:00Z"},
@@ -92,6 +114,15 @@ TEST(JobViewTest, StatusShowsStateReplicasResultPodsAndConditions) {
                              "mnist-chief-0   chief 0   Succeeded   Terminated (Completed, code 0) "
                              "  no      0          node-1   7m\n"));
   EXPECT_THAT(out, HasSubstr("Succeeded   True     JobSucceeded   2m    the chief succeeded\n"));
+}
+
+TEST(JobViewTest, StatusShowsResultsWithFourSignificantDigits) {
+  json job = json::parse(R"({"metadata": {"name": "mnist", "namespace": "ml"},
+    "status": {"result": {"globalStep": 1500, "loss": 0.3738555521875494, "accuracy": 0.84563,
+                          "evalLoss": 0.00001234, "trainSeconds": 42.25}}})");
+  EXPECT_THAT(FormatStatus(job, {}, absl::Now()),
+              HasSubstr("Result:     step 1500, loss 0.3739, test accuracy 0.8456, test loss "
+                        "1.234e-05, training seconds 42.2\n"));
 }
 
 TEST(JobViewTest, StatusOfAJobTheOperatorHasNotSeen) {
@@ -133,6 +164,25 @@ TEST(LogLinesTest, MergesPodsInTimeOrderWithAlignedPrefixes) {
       ElementsAre("mnist.ps.0    | ps a", "mnist.chief.0 | chief a", "mnist.chief.0 | continued",
                   "mnist.ps.0    | ps b", "mnist.chief.0 | chief b"));
   EXPECT_EQ(MergeLogs(logs, true)[0], "2026-11-22T10:00:01.05+00:00 mnist.ps.0    | ps a");
+}
+
+TEST(LogLinesTest, APreviousRunIsMarkedAndComesBeforeTheRunAfterItsRestart) {
+  // The run killed at 10:00:03 and the one the kubelet started then: a line of each at the same
+  // instant keeps the previous run's first (logs.cc lists it first).
+  std::vector<PodLog> logs = {
+      {"mnist.worker.0",
+       {ParseLogLine("2026-11-22T10:00:01Z starting"), ParseLogLine("2026-11-22T10:00:03Z last")},
+       true},
+      {"mnist.worker.0",
+       {ParseLogLine("2026-11-22T10:00:03Z starting"), ParseLogLine("2026-11-22T10:00:04Z step")},
+       false},
+      {"mnist.ps.0", {ParseLogLine("2026-11-22T10:00:01.5Z listening")}, false}};
+  EXPECT_THAT(
+      MergeLogs(logs, false),
+      ElementsAre("mnist.worker.0 (previous) | starting", "mnist.ps.0                | listening",
+                  "mnist.worker.0 (previous) | last", "mnist.worker.0            | starting",
+                  "mnist.worker.0            | step"));
+  EXPECT_EQ(RunPrefix("mnist.worker.0", false), "mnist.worker.0");
 }
 
 TEST(UsageTest, ReadsTheSummaryAndFormatsMillicoresAndMebibytes) {

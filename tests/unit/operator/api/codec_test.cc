@@ -205,13 +205,36 @@ TEST(CodecTest, ResultRoundTripsWithOnlyTheFieldsKnown) {
   JobStatus status;
   status.result = JobResult{.global_step = 1000, .loss = 0.25, .accuracy = 0.875};
   json encoded = EncodeStatus(status);
-  EXPECT_EQ(encoded["result"], json::parse(R"({"globalStep":1000,"loss":0.25,"accuracy":0.875})"));
+  EXPECT_EQ(encoded["result"], json::parse(R"({"globalStep":1000,"loss":0.25,"accuracy":0.875,
+      "display":{"loss":"0.25","accuracy":"0.875"}})"));
   absl::StatusOr<JobStatus> decoded = DecodeStatus(encoded);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->result, status.result);
   EXPECT_FALSE(EncodeStatus(JobStatus{}).contains("result"));
   EXPECT_EQ(DecodeResult(json::parse(R"({"loss":"low"})")).status().message(),
             "status.result.loss: must be a number");
+}
+
+TEST(CodecTest, ResultKeepsFullPrecisionAndDisplaysFourSignificantDigits) {
+  JobStatus status;
+  status.result = JobResult{.global_step = 1500, .loss = 0.3738555521875494, .accuracy = 0.84563};
+  // What the API server stores: the text of the patch.
+  json stored = json::parse(EncodeStatus(status).dump());
+  EXPECT_EQ(stored["result"]["loss"].get<double>(), 0.3738555521875494) << "for programs";
+  EXPECT_EQ(stored["result"]["display"], json::parse(R"({"loss":"0.3739","accuracy":"0.8456"})"))
+      << "for the printer columns";
+  absl::StatusOr<JobStatus> decoded = DecodeStatus(stored);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->result, status.result);
+
+  // A status an older operator wrote has no display: it decodes to the same result.
+  stored["result"].erase("display");
+  decoded = DecodeStatus(stored);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->result, status.result);
+
+  status.result = JobResult{.global_step = 1500};
+  EXPECT_FALSE(EncodeStatus(status)["result"].contains("display")) << "no figure to display";
 }
 
 }  // namespace
