@@ -29,9 +29,12 @@ absl::StatusOr<std::vector<float>> ParseRates(const TrainerOptions& o) {
 void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->String("mode", &o->mode,
             absl::StrCat("Training scheme: ", SchemeNames(),
-                         " (docs/trainer.md has each one's update rule)."));
+                         " (docs/trainer.md has each one's update rule). Unless set, --steps and "
+                         "--learning-rate take the scheme's defaults: ",
+                         SchemeDefaultsHelp(), "."));
   f->Double("learning-rate", &o->learning_rate,
-            "Learning rate (eta) of the servers' updates and of the workers' local steps.");
+            "Learning rate (eta) of the servers' updates and of the workers' local steps; the "
+            "default depends on --mode.");
   f->Int("local-steps", &o->local_steps,
          "Local steps per exchange with the servers: lambda of downpour, downpour-sgd, agn and "
          "sagn, tau of aeasgd and aeamsgd (ignored by the other schemes).");
@@ -55,7 +58,9 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
             "evaluator: where checkpoints come from: ps (the chief publishes each checkpoint to "
             "ps 0 over gRPC; no shared volume) or model-dir (read from --model-dir).");
   f->Int("batch-size", &o->batch_size, "Examples per replica per step.");
-  f->Int("steps", &o->steps, "Global steps to train; the chief finishes at this global step.");
+  f->Int("steps", &o->steps,
+         "Global steps to train; the chief finishes at this global step. The default depends on "
+         "--mode.");
   f->String("model", &o->model, "toy, softmax or mlp.");
   f->Int("hidden", &o->hidden, "Hidden units of --model mlp.");
   f->String("dataset", &o->dataset, "fashion-mnist (IDX files; ignored by --model toy).");
@@ -91,6 +96,14 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->String("termination-message-path", &o->termination_message_path,
             "The chief and the evaluator write their final result here as JSON when the file "
             "exists (Kubernetes creates it; the operator copies it into the job's status).");
+}
+
+void ApplySchemeDefaults(const FlagSet& flags, int num_replicas, TrainerOptions* o) {
+  absl::StatusOr<Scheme> scheme = ParseScheme(o->mode);
+  if (!scheme.ok()) return;
+  const SchemeDefaults d = DefaultsFor(*scheme, num_replicas);
+  if (!flags.WasSet("steps")) o->steps = d.steps;
+  if (!flags.WasSet("learning-rate")) o->learning_rate = d.learning_rate;
 }
 
 std::string SummaryDir(const TrainerOptions& o, const std::string& run) {
