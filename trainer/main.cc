@@ -80,6 +80,7 @@ int Run(const std::vector<std::string>& args) {
     std::cerr << "disttrain-trainer: " << spec.status().message() << "\n";
     return kExitUsage;
   }
+  ApplySchemeDefaults(flags, spec->num_replicas(), &options);
   if (absl::StatusOr<SchemeConfig> scheme = MakeSchemeConfig(options, spec->num_replicas());
       !scheme.ok()) {
     std::cerr << "disttrain-trainer: " << scheme.status().message() << "\n";
@@ -96,6 +97,8 @@ int Run(const std::vector<std::string>& args) {
   LogInfo("starting", {{"task", spec->TaskName()},
                        {"role", RoleName(spec->role)},
                        {"mode", options.mode},
+                       {"steps", absl::StrCat(options.steps)},
+                       {"learning_rate", absl::StrCat(options.learning_rate)},
                        {"model", options.model},
                        {"version", Version()}});
   absl::StatusOr<std::unique_ptr<HttpServer>> metrics =

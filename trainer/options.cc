@@ -29,9 +29,12 @@ absl::StatusOr<std::vector<float>> ParseRates(const TrainerOptions& o) {
 void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->String("mode", &o->mode,
             absl::StrCat("Training scheme: ", SchemeNames(),
-                         " (docs/trainer.md has each one's update rule)."));
+                         " (docs/trainer.md has each one's update rule). Unless set, --steps and "
+                         "--learning-rate take the scheme's defaults: ",
+                         SchemeDefaultsHelp(), "."));
   f->Double("learning-rate", &o->learning_rate,
-            "Learning rate (eta) of the servers' updates and of the workers' local steps.");
+            "Learning rate (eta) of the servers' updates and of the workers' local steps; the "
+            "default depends on --mode.");
   f->Int("local-steps", &o->local_steps,
          "Local steps per exchange with the servers: lambda of downpour, downpour-sgd, agn and "
          "sagn, tau of aeasgd and aeamsgd (ignored by the other schemes).");
@@ -59,7 +62,9 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
          "it, it keeps serving it until the evaluator has fetched it, at most this long (keep "
          "it under the pod's terminationGracePeriodSeconds, 30 s by default); 0: stop at once.");
   f->Int("batch-size", &o->batch_size, "Examples per replica per step.");
-  f->Int("steps", &o->steps, "Global steps to train; the chief finishes at this global step.");
+  f->Int("steps", &o->steps,
+         "Global steps to train; the chief finishes at this global step. The default depends on "
+         "--mode.");
   f->String("model", &o->model, "toy, softmax or mlp.");
   f->Int("hidden", &o->hidden, "Hidden units of --model mlp.");
   f->String("dataset", &o->dataset, "fashion-mnist (IDX files; ignored by --model toy).");
@@ -95,6 +100,14 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->String("termination-message-path", &o->termination_message_path,
             "The chief and the evaluator write their final result here as JSON when the file "
             "exists (Kubernetes creates it; the operator copies it into the job's status).");
+}
+
+void ApplySchemeDefaults(const FlagSet& flags, int num_replicas, TrainerOptions* o) {
+  absl::StatusOr<Scheme> scheme = ParseScheme(o->mode);
+  if (!scheme.ok()) return;
+  const SchemeDefaults d = DefaultsFor(*scheme, num_replicas);
+  if (!flags.WasSet("steps")) o->steps = d.steps;
+  if (!flags.WasSet("learning-rate")) o->learning_rate = d.learning_rate;
 }
 
 std::string SummaryDir(const TrainerOptions& o, const std::string& run) {

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "common/flags.h"
 #include "trainer/schemes/scheme.h"
+#include "trainer/schemes/scheme_defaults.h"
 
 namespace disttrain::trainer {
 
@@ -19,9 +20,9 @@ inline constexpr int kExitTransient = 138;
 
 struct TrainerOptions {
   std::string mode = "sync";
-  double learning_rate = 0.1;
+  double learning_rate = kDefaultLearningRate;  // unless set, the scheme's (ApplySchemeDefaults)
   int64_t batch_size = 64;
-  int64_t steps = 1000;
+  int64_t steps = kDefaultSteps;  // unless set, the scheme's (ApplySchemeDefaults)
   std::string model = "mlp";
   int64_t hidden = 100;
   std::string dataset = "fashion-mnist";
@@ -56,6 +57,10 @@ struct TrainerOptions {
 std::string SummaryDir(const TrainerOptions& options, const std::string& run);
 
 void RegisterFlags(FlagSet* flags, TrainerOptions* options);
+// Gives the flags that `flags` did not set the defaults of the scheme named by --mode
+// (trainer/schemes/scheme_defaults.h) for `num_replicas` training replicas; a flag set on the
+// command line keeps its value. Leaves `options` alone when --mode names no scheme.
+void ApplySchemeDefaults(const FlagSet& flags, int num_replicas, TrainerOptions* options);
 absl::Status ValidateOptions(const TrainerOptions& options);
 
 // The scheme and its hyper-parameters for a cluster of `num_replicas` training replicas.

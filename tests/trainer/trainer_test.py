@@ -132,6 +132,7 @@ class FashionMnistTest(unittest.TestCase):
         return run
 
     def test_sync_mlp_reaches_084(self):
+        # 0.8469-0.8478 in 3 runs on 2 loaded cores (only the order of the float sums varies).
         run = self.train("sync", 1500, 0.1)
         self.assertEqual(run.wait(), 0, "".join(run.stderr[-20:]))
         s = run.summary()
@@ -144,7 +145,8 @@ class FashionMnistTest(unittest.TestCase):
 
     def test_async_mlp_reaches_082(self):
         # 3,000 steps ended at 0.81-0.84 (one CI run 0.810, under the threshold); 5,000 steps
-        # ended at 0.845-0.856 in 6 runs.
+        # ended at 0.845-0.856 in 6 runs, and at 0.837-0.853 in 3 more on 2 cores shared with
+        # other builds: 0.017 over the threshold at worst.
         run = self.train("async", 5000, 0.05)
         self.assertEqual(run.wait(), 0, "".join(run.stderr[-20:]))
         s = run.summary()
