@@ -57,7 +57,9 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->Int("batch-size", &o->batch_size, "Examples per replica per step.");
   f->Int("steps", &o->steps, "Global steps to train; the chief finishes at this global step.");
   f->String("model", &o->model, "toy, softmax or mlp.");
-  f->Int("hidden", &o->hidden, "Hidden units of --model mlp.");
+  f->String("hidden", &o->hidden,
+            "Hidden layers of --model mlp: their widths, comma-separated, input side first (100: "
+            "one layer of 100 ReLU units; 1024,1024: two of 1024).");
   f->String("dataset", &o->dataset, "fashion-mnist (IDX files; ignored by --model toy).");
   f->String("data-dir", &o->data_dir,
             "Folder of the IDX files; default /usr/share/datasets/fashion-mnist.");
@@ -91,6 +93,27 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->String("termination-message-path", &o->termination_message_path,
             "The chief and the evaluator write their final result here as JSON when the file "
             "exists (Kubernetes creates it; the operator copies it into the job's status).");
+}
+
+absl::StatusOr<std::vector<int>> ParseHiddenLayers(absl::string_view hidden) {
+  // Bounds that keep every size computation in range: 32 layers of 64Ki units is already far
+  // beyond what one worker trains.
+  constexpr int kMaxLayers = 32, kMaxWidth = 1 << 16;
+  if (hidden.empty())
+    return absl::InvalidArgumentError(
+        "--hidden is empty: give layer widths such as 100 or 512,512");
+  std::vector<int> widths;
+  for (absl::string_view part : absl::StrSplit(hidden, ',')) {
+    int width = 0;
+    if (!absl::SimpleAtoi(part, &width) || width < 1 || width > kMaxWidth) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--hidden \"", hidden, "\": \"", part, "\" is not a layer width from 1 to ", kMaxWidth));
+    }
+    widths.push_back(width);
+  }
+  if (widths.size() > kMaxLayers)
+    return absl::InvalidArgumentError(absl::StrCat("--hidden: at most ", kMaxLayers, " layers"));
+  return widths;
 }
 
 std::string SummaryDir(const TrainerOptions& o, const std::string& run) {
@@ -128,7 +151,10 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.model != "toy" && o.model != "softmax" && o.model != "mlp") {
     return bad(absl::StrCat("--model \"", o.model, "\" is not toy, softmax or mlp"));
   }
-  if (o.model == "mlp" && o.hidden < 1) return bad("--hidden must be positive for --model mlp");
+  if (o.model == "mlp") {
+    if (absl::StatusOr<std::vector<int>> h = ParseHiddenLayers(o.hidden); !h.ok())
+      return h.status();
+  }
   return absl::OkStatus();
 }
 

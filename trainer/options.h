@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/flags.h"
 #include "trainer/schemes/scheme.h"
 
@@ -23,7 +25,7 @@ struct TrainerOptions {
   int64_t batch_size = 64;
   int64_t steps = 1000;
   std::string model = "mlp";
-  int64_t hidden = 100;
+  std::string hidden = "100";  // widths of the MLP's hidden layers, comma-separated
   std::string dataset = "fashion-mnist";
   std::string data_dir;
   std::string model_dir = "/tmp/disttrain-model";
@@ -46,7 +48,7 @@ struct TrainerOptions {
   double adagrad_initial_accumulator = 0.1;  // downpour
   std::string worker_learning_rates;         // sync: one rate per training replica, comma-separated
   int64_t local_replicas = 1;      // towers per worker whose gradients are averaged locally
-  std::string device = "cpu";      // where the MLP's gradients are computed: cpu or cuda
+  std::string device = "cpu";  // where the MLP's gradients are computed: cpu or cuda
   std::string eval_source = "ps";  // evaluator: "ps" (over gRPC) or "model-dir"
 };
 
@@ -54,6 +56,9 @@ struct TrainerOptions {
 std::string SummaryDir(const TrainerOptions& options, const std::string& run);
 
 void RegisterFlags(FlagSet* flags, TrainerOptions* options);
+// --hidden: positive layer widths separated by commas ("100", "1024,1024"). InvalidArgument
+// naming the bad part otherwise.
+absl::StatusOr<std::vector<int>> ParseHiddenLayers(absl::string_view hidden);
 absl::Status ValidateOptions(const TrainerOptions& options);
 
 // The scheme and its hyper-parameters for a cluster of `num_replicas` training replicas.

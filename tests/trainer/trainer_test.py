@@ -273,7 +273,10 @@ class BadConfigTest(unittest.TestCase):
                               (["--device", "tpu"], '--device must be cpu or cuda, got "tpu"'),
                               (["--eval-source", "nfs"], '--eval-source must be ps or model-dir, got "nfs"'),
                               (["--model", "resnet"], '--model "resnet" is not toy, softmax or mlp'),
-                              (["--steps", "0"], "--steps must be at least 1")]:
+                              (["--steps", "0"], "--steps must be at least 1"),
+                              (["--hidden", "0"], '--hidden "0": "0" is not a layer width from 1 to 65536'),
+                              (["--hidden", "a,b"], '--hidden "a,b": "a" is not a layer width'),
+                              (["--hidden", ""], "--hidden is empty")]:
             r = subprocess.run([TRAINER, *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2)
             self.assertIn(message, r.stderr)

@@ -64,7 +64,7 @@ TEST(CudaKernelsTest, MlpLossAndGradientMatchTheCpuModelOnFashionMnist) {
     data = Dataset{Random(256 * 784, 9, 0, 1), std::vector<int32_t>(256), 256, 784, 10};
     for (int i = 0; i < 256; ++i) data->y[i] = i % 10;
   }
-  auto model = MakeModel("mlp", data->dim, data->classes, 100);
+  auto model = MakeModel("mlp", data->dim, data->classes, {100});
   ASSERT_TRUE(model.ok());
   const Params params = (*model)->Initialize(7);
   const int n = 64;
