@@ -46,11 +46,13 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
             "comma-separated; each replica's gradients are weighted by its rate.");
   f->Int("local-replicas", &o->local_replicas,
          "Towers per training replica (one thread each) that compute gradients on separate "
-         "batches, averaged locally before one push.");
+         "batches, averaged locally before one push. 0 (the default): one per visible GPU with "
+         "--device cuda, else 1.");
   f->String("device", &o->device,
-            "cpu, or cuda: the MLP's forward and backward pass run on the GPU (tower t of "
-            "--local-replicas on GPU t mod the devices); exits 2 when the binary has no CUDA "
-            "kernels or no device is visible.");
+            "cpu, or cuda: the MLP's forward and backward pass run on the GPUs this process sees "
+            "(NVIDIA_VISIBLE_DEVICES as Kubernetes' device plugin sets it, CUDA_VISIBLE_DEVICES), "
+            "tower t of --local-replicas on GPU t mod their number; exits 2 when the binary has "
+            "no CUDA kernels or no GPU is visible.");
   f->String("eval-source", &o->eval_source,
             "evaluator: where checkpoints come from: ps (the chief publishes each checkpoint to "
             "ps 0 over gRPC; no shared volume) or model-dir (read from --model-dir).");
@@ -127,8 +129,8 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.momentum < 0 || o.momentum >= 1) return bad("--momentum must be in [0, 1)");
   if (o.adagrad_initial_accumulator <= 0)
     return bad("--adagrad-initial-accumulator must be positive");
-  if (o.local_replicas < 1 || o.local_replicas > 64)
-    return bad("--local-replicas must be between 1 and 64");
+  if (o.local_replicas < 0 || o.local_replicas > 64)
+    return bad("--local-replicas must be between 0 (one per GPU) and 64");
   if (!o.worker_learning_rates.empty()) {
     if (absl::StatusOr<std::vector<float>> r = ParseRates(o); !r.ok()) return r.status();
   }

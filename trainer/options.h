@@ -47,7 +47,7 @@ struct TrainerOptions {
   double momentum = 0.9;      // δ of aeamsgd
   double adagrad_initial_accumulator = 0.1;  // downpour
   std::string worker_learning_rates;         // sync: one rate per training replica, comma-separated
-  int64_t local_replicas = 1;      // towers per worker whose gradients are averaged locally
+  int64_t local_replicas = 0;  // towers per worker averaged locally; 0: one per GPU, or 1 on CPU
   std::string device = "cpu";  // where the MLP's gradients are computed: cpu or cuda
   std::string eval_source = "ps";  // evaluator: "ps" (over gRPC) or "model-dir"
 };

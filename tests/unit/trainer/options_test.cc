@@ -48,5 +48,13 @@ TEST(ValidateOptionsTest, ChecksHiddenOnlyForTheMlp) {
   EXPECT_TRUE(ValidateOptions(o).ok()) << "softmax regression has no hidden layer";
 }
 
+TEST(ValidateOptionsTest, LocalReplicasZeroMeansOnePerGpu) {
+  TrainerOptions o;
+  EXPECT_EQ(o.local_replicas, 0);
+  EXPECT_TRUE(ValidateOptions(o).ok());
+  o.local_replicas = -1;
+  EXPECT_FALSE(ValidateOptions(o).ok());
+}
+
 }  // namespace
 }  // namespace disttrain::trainer
