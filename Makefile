@@ -36,7 +36,7 @@ cuda: deps ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu
 	@tk=$$(scripts/cuda-toolkit.sh) && if [[ ! -f $(BUILD_DIR)/cuda/build.ninja ]]; then \
 	  cmake -S . -B $(BUILD_DIR)/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DDISTTRAIN_ENABLE_CUDA=ON \
 	    -DCMAKE_CUDA_COMPILER=$$tk/bin/nvcc -DCUDAToolkit_ROOT=$$tk >/dev/null; fi
-	@cmake --build $(BUILD_DIR)/cuda --target cuda_kernels_test disttrain-trainer
+	@cmake --build $(BUILD_DIR)/cuda --target cuda_kernels_test disttrain-trainer gpu_compute_bench
 	@ctest --test-dir $(BUILD_DIR)/cuda --output-on-failure -L gpu
 
 unit: build ## Run the unit suites only (no cluster).

@@ -12,6 +12,12 @@ if(DISTTRAIN_ENABLE_CUDA)
       HINTS ${CMAKE_CUDA_IMPLICIT_LINK_DIRECTORIES} ${CUDAToolkit_ROOT}/lib64 ${CUDAToolkit_ROOT}/lib)
     add_library(disttrain_cudart INTERFACE)
     target_link_libraries(disttrain_cudart INTERFACE ${DISTTRAIN_CUDART_STATIC} dl rt Threads::Threads)
+    # cuBLAS, shared: its static archive is not in the wheels and the library (with cublasLt,
+    # 0.6 GB) is installed on GPU machines anyway. Linked by soname, which the wheels ship alone.
+    find_library(DISTTRAIN_CUBLAS NAMES cublas libcublas.so.13 REQUIRED
+      HINTS ${CMAKE_CUDA_IMPLICIT_LINK_DIRECTORIES} ${CUDAToolkit_ROOT}/lib64 ${CUDAToolkit_ROOT}/lib)
+    add_library(disttrain_cublas INTERFACE)
+    target_link_libraries(disttrain_cublas INTERFACE ${DISTTRAIN_CUBLAS} disttrain_cudart)
     set(DISTTRAIN_HAVE_CUDA ON)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 80 90)

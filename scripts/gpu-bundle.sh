@@ -1,15 +1,39 @@
 #!/usr/bin/env bash
-# Packs the gpu tests for a GPU machine that has only a driver: build/gpu-bundle/ holds
-# cuda_kernels_test (CUDA runtime linked statically), the shared libraries it needs from this
-# machine and the Fashion-MNIST training files. Run there:
-#   cd build/gpu-bundle && DISTTRAIN_FASHION_MNIST_DIR=$PWD/fmnist LD_LIBRARY_PATH=$PWD/lib ./cuda_kernels_test
+# Packs the GPU checks (issue #38) for a GPU machine that has a driver, python3 and cuBLAS 13 but
+# none of this build's libraries. build/gpu-bundle/ holds
+#   bin/    cuda_kernels_test, disttrain-trainer (Release) and gpu_compute_bench, built with CUDA
+#           (runtime linked statically), stripped
+#   lib/    the shared libraries they need from this machine (ldd), but not libcublas/libcublasLt:
+#           0.6 GB; run.sh finds the GPU machine's own (python site-packages, /usr/local/cuda)
+#   bench/  gpu_bench.py
+#   fmnist/ the Fashion-MNIST training and test files
+#   run.sh  cuda_kernels_test, then the bench; everything into $OUT
+# Run there:  OUT=/path/to/results build/gpu-bundle/run.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 make --no-print-directory cuda >/dev/null
 out=build/gpu-bundle
-rm -rf "$out" && mkdir -p "$out/lib" "$out/fmnist"
-cp build/cuda/bin/cuda_kernels_test "$out/"
-ldd build/cuda/bin/cuda_kernels_test | awk '/=>/ {print $3}' |
-  grep -v -E '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$out/lib/"
-cp /usr/share/datasets/fashion-mnist/train-* "$out/fmnist/"
-du -sh "$out"
+bins=(cuda_kernels_test disttrain-trainer gpu_compute_bench)
+rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/bench" "$out/fmnist"
+for b in "${bins[@]}"; do
+  cp "build/cuda/bin/$b" "$out/bin/"
+  strip --strip-unneeded "$out/bin/$b"
+done
+# Every non-system library the binaries load, except cuBLAS (see above) and the C library's own
+# (the GPU machine's glibc is newer than this one's, and backward compatible).
+for b in "${bins[@]}"; do ldd "build/cuda/bin/$b"; done | awk '/=>/ && $3 ~ /^\// {print $3}' | sort -u |
+  grep -v -E '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*|libcublas|libcublasLt)\.so' |
+  while read -r lib; do
+    cp -L "$lib" "$out/lib/"
+    chmod u+w "$out/lib/$(basename "$lib")"
+    strip --strip-unneeded "$out/lib/$(basename "$lib")"
+  done
+cp bench/gpu_bench.py "$out/bench/"
+cp scripts/gpu-bundle-run.sh "$out/run.sh"
+cp /usr/share/datasets/fashion-mnist/{train,t10k}-*-ubyte.gz "$out/fmnist/"
+size=$(du -sm "$out" | cut -f1)
+echo "$out: ${size} MiB"
+if ((size >= 60)); then
+  echo "gpu-bundle.sh: the bundle is ${size} MiB, over the 60 MiB limit" >&2
+  exit 1
+fi

@@ -49,11 +49,13 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
             "comma-separated; each replica's gradients are weighted by its rate.");
   f->Int("local-replicas", &o->local_replicas,
          "Towers per training replica (one thread each) that compute gradients on separate "
-         "batches, averaged locally before one push.");
+         "batches, averaged locally before one push. 0 (the default): one per visible GPU with "
+         "--device cuda, else 1.");
   f->String("device", &o->device,
-            "cpu, or cuda: the MLP's forward and backward pass run on the GPU (tower t of "
-            "--local-replicas on GPU t mod the devices); exits 2 when the binary has no CUDA "
-            "kernels or no device is visible.");
+            "cpu, or cuda: the MLP's forward and backward pass run on the GPUs this process sees "
+            "(NVIDIA_VISIBLE_DEVICES as Kubernetes' device plugin sets it, CUDA_VISIBLE_DEVICES), "
+            "tower t of --local-replicas on GPU t mod their number; exits 2 when the binary has "
+            "no CUDA kernels or no GPU is visible.");
   f->String("eval-source", &o->eval_source,
             "evaluator: where checkpoints come from: ps (the chief publishes each checkpoint to "
             "ps 0 over gRPC; no shared volume) or model-dir (read from --model-dir).");
@@ -66,7 +68,9 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
          "Global steps to train; the chief finishes at this global step. The default depends on "
          "--mode.");
   f->String("model", &o->model, "toy, softmax or mlp.");
-  f->Int("hidden", &o->hidden, "Hidden units of --model mlp.");
+  f->String("hidden", &o->hidden,
+            "Hidden layers of --model mlp: their widths, comma-separated, input side first (100: "
+            "one layer of 100 ReLU units; 1024,1024: two of 1024).");
   f->String("dataset", &o->dataset, "fashion-mnist (IDX files; ignored by --model toy).");
   f->String("data-dir", &o->data_dir,
             "Folder of the IDX files; default /usr/share/datasets/fashion-mnist.");
@@ -110,6 +114,27 @@ void ApplySchemeDefaults(const FlagSet& flags, int num_replicas, TrainerOptions*
   if (!flags.WasSet("learning-rate")) o->learning_rate = d.learning_rate;
 }
 
+absl::StatusOr<std::vector<int>> ParseHiddenLayers(absl::string_view hidden) {
+  // Bounds that keep every size computation in range: 32 layers of 64Ki units is already far
+  // beyond what one worker trains.
+  constexpr int kMaxLayers = 32, kMaxWidth = 1 << 16;
+  if (hidden.empty())
+    return absl::InvalidArgumentError(
+        "--hidden is empty: give layer widths such as 100 or 512,512");
+  std::vector<int> widths;
+  for (absl::string_view part : absl::StrSplit(hidden, ',')) {
+    int width = 0;
+    if (!absl::SimpleAtoi(part, &width) || width < 1 || width > kMaxWidth) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--hidden \"", hidden, "\": \"", part, "\" is not a layer width from 1 to ", kMaxWidth));
+    }
+    widths.push_back(width);
+  }
+  if (widths.size() > kMaxLayers)
+    return absl::InvalidArgumentError(absl::StrCat("--hidden: at most ", kMaxLayers, " layers"));
+  return widths;
+}
+
 std::string SummaryDir(const TrainerOptions& o, const std::string& run) {
   return absl::StrCat(o.summary_dir.empty() ? o.model_dir : o.summary_dir, "/", run);
 }
@@ -121,8 +146,8 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.momentum < 0 || o.momentum >= 1) return bad("--momentum must be in [0, 1)");
   if (o.adagrad_initial_accumulator <= 0)
     return bad("--adagrad-initial-accumulator must be positive");
-  if (o.local_replicas < 1 || o.local_replicas > 64)
-    return bad("--local-replicas must be between 1 and 64");
+  if (o.local_replicas < 0 || o.local_replicas > 64)
+    return bad("--local-replicas must be between 0 (one per GPU) and 64");
   if (!o.worker_learning_rates.empty()) {
     if (absl::StatusOr<std::vector<float>> r = ParseRates(o); !r.ok()) return r.status();
   }
@@ -146,7 +171,10 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.model != "toy" && o.model != "softmax" && o.model != "mlp") {
     return bad(absl::StrCat("--model \"", o.model, "\" is not toy, softmax or mlp"));
   }
-  if (o.model == "mlp" && o.hidden < 1) return bad("--hidden must be positive for --model mlp");
+  if (o.model == "mlp") {
+    if (absl::StatusOr<std::vector<int>> h = ParseHiddenLayers(o.hidden); !h.ok())
+      return h.status();
+  }
   return absl::OkStatus();
 }
 

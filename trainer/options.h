@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/flags.h"
 #include "trainer/schemes/scheme.h"
 #include "trainer/schemes/scheme_defaults.h"
@@ -24,7 +26,7 @@ struct TrainerOptions {
   int64_t batch_size = 64;
   int64_t steps = kDefaultSteps;  // unless set, the scheme's (ApplySchemeDefaults)
   std::string model = "mlp";
-  int64_t hidden = 100;
+  std::string hidden = "100";  // widths of the MLP's hidden layers, comma-separated
   std::string dataset = "fashion-mnist";
   std::string data_dir;
   std::string model_dir = "/tmp/disttrain-model";
@@ -46,8 +48,8 @@ struct TrainerOptions {
   double momentum = 0.9;      // δ of aeamsgd
   double adagrad_initial_accumulator = 0.1;  // downpour
   std::string worker_learning_rates;         // sync: one rate per training replica, comma-separated
-  int64_t local_replicas = 1;      // towers per worker whose gradients are averaged locally
-  std::string device = "cpu";      // where the MLP's gradients are computed: cpu or cuda
+  int64_t local_replicas = 0;  // towers per worker averaged locally; 0: one per GPU, or 1 on CPU
+  std::string device = "cpu";  // where the MLP's gradients are computed: cpu or cuda
   std::string eval_source = "ps";  // evaluator: "ps" (over gRPC) or "model-dir"
   // ps 0, stopping: how long it keeps serving the final snapshot until the evaluator fetched it.
   int64_t final_snapshot_seconds = 20;
@@ -61,6 +63,9 @@ void RegisterFlags(FlagSet* flags, TrainerOptions* options);
 // (trainer/schemes/scheme_defaults.h) for `num_replicas` training replicas; a flag set on the
 // command line keeps its value. Leaves `options` alone when --mode names no scheme.
 void ApplySchemeDefaults(const FlagSet& flags, int num_replicas, TrainerOptions* options);
+// --hidden: positive layer widths separated by commas ("100", "1024,1024"). InvalidArgument
+// naming the bad part otherwise.
+absl::StatusOr<std::vector<int>> ParseHiddenLayers(absl::string_view hidden);
 absl::Status ValidateOptions(const TrainerOptions& options);
 
 // The scheme and its hyper-parameters for a cluster of `num_replicas` training replicas.

@@ -9,8 +9,14 @@ absl::StatusOr<Setup> BuildSetup(const TrainerOptions& o, const std::string& spl
     if (!data.ok()) return data.status();
     s.data = *std::move(data);
   }
-  absl::StatusOr<std::unique_ptr<Model>> model = MakeModel(
-      o.model, s.data.dim > 0 ? s.data.dim : 784, s.data.classes, static_cast<int>(o.hidden));
+  std::vector<int> hidden;
+  if (o.model == "mlp") {
+    absl::StatusOr<std::vector<int>> h = ParseHiddenLayers(o.hidden);
+    if (!h.ok()) return h.status();
+    hidden = *std::move(h);
+  }
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      MakeModel(o.model, s.data.dim > 0 ? s.data.dim : 784, s.data.classes, hidden);
   if (!model.ok()) return model.status();
   s.model = *std::move(model);
   return s;

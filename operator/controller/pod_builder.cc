@@ -87,8 +87,12 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
     }
   }
   if (!RequestsGpu(container)) {
+    // Both masks: CUDA_VISIBLE_DEVICES hides GPUs from the CUDA runtime; the NVIDIA container
+    // runtime reads NVIDIA_VISIBLE_DEVICES and, on a node whose default runtime is nvidia, would
+    // otherwise mount every GPU of the node into a pod that asked for none.
     bool replaced = false;
     SetEnv(container, "CUDA_VISIBLE_DEVICES", "", /*replace=*/false, &replaced);
+    SetEnv(container, "NVIDIA_VISIBLE_DEVICES", "void", /*replace=*/false, &replaced);
   }
 
   if (const auto& sp = job.spec.run_policy.scheduling_policy) {

@@ -22,7 +22,8 @@ struct BuiltPod {
 // - every field of the template is kept; name, namespace, disttrain.io labels and the owner
 //   reference are set; restartPolicy follows the role's policy (ExitCode -> Never);
 // - the main container gets TF_CONFIG (replacing one the user set, with a warning) and, when it
-//   requests no nvidia.com/gpu, CUDA_VISIBLE_DEVICES="" unless the user set it;
+//   requests no nvidia.com/gpu, CUDA_VISIBLE_DEVICES="" and NVIDIA_VISIBLE_DEVICES=void, each
+//   unless the user set it; a GPU request passes through to the pod untouched;
 // - with a scheduling policy, the gang-scheduling annotation and label name the job's PodGroup,
 //   and its priority class applies when the template sets none.
 absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::ReplicaType type,

@@ -66,6 +66,7 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(tf_config["task"], {"type": "ps", "index": 1})
         self.assertEqual(tf_config["cluster"]["ps"][1], "dist-ps-1.default.svc.cluster.local:2222")
         self.assertEqual(env["CUDA_VISIBLE_DEVICES"], "")
+        self.assertEqual(env["NVIDIA_VISIBLE_DEVICES"], "void")
 
     def test_bad_invocations_exit_with_documented_codes(self):
         cases = [

@@ -294,7 +294,11 @@ class BadConfigTest(unittest.TestCase):
                               (["--device", "tpu"], '--device must be cpu or cuda, got "tpu"'),
                               (["--eval-source", "nfs"], '--eval-source must be ps or model-dir, got "nfs"'),
                               (["--model", "resnet"], '--model "resnet" is not toy, softmax or mlp'),
-                              (["--steps", "0"], "--steps must be at least 1")]:
+                              (["--steps", "0"], "--steps must be at least 1"),
+                              (["--hidden", "0"], '--hidden "0": "0" is not a layer width from 1 to 65536'),
+                              (["--hidden", "a,b"], '--hidden "a,b": "a" is not a layer width'),
+                              (["--hidden", ""], "--hidden is empty"),
+                              (["--local-replicas", "-1"], "--local-replicas must be between 0")]:
             r = subprocess.run([TRAINER, *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2)
             self.assertIn(message, r.stderr)
@@ -318,6 +322,18 @@ class BadConfigTest(unittest.TestCase):
         else:
             self.assertEqual(code, 2, log[-2000:])
             self.assertRegex(log, r"--device cuda.*(built without CUDA kernels|no CUDA|CUDA-capable)")
+
+    def test_device_cuda_in_a_pod_given_no_gpu_exits_2_naming_the_mask(self):
+        for var, value in (("NVIDIA_VISIBLE_DEVICES", "void"), ("CUDA_VISIBLE_DEVICES", "")):
+            with self.subTest(var=var):
+                env = dict(os.environ, **{var: value})
+                env.pop("NVIDIA_VISIBLE_DEVICES" if var == "CUDA_VISIBLE_DEVICES" else "CUDA_VISIBLE_DEVICES", None)
+                with tempfile.TemporaryDirectory(prefix="disttrain-model-") as model_dir:
+                    r = subprocess.run([TRAINER, "local", "--ps", "1", "--workers", "1", "--", "--model-dir", model_dir,
+                                        "--device", "cuda", "--steps", "5"], env=env, capture_output=True, text=True,
+                                       timeout=120)
+                self.assertEqual(r.returncode, 2, r.stderr[-2000:])
+                self.assertIn(f'{var}=\\"{value}\\"', r.stderr)
 
     def test_unreachable_parameter_servers_exit_138_after_the_retry_budget(self):
         env = dict(os.environ, TF_CONFIG='{"cluster":{"ps":["127.0.0.1:1"],"worker":["127.0.0.1:2"]},'

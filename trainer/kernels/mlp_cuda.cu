@@ -1,5 +1,14 @@
-// One thread per output element of each stage; simple and exact enough to check against the CPU
-// (sums run in a different order, so results agree to rounding, not bit for bit).
+// CudaMlp (mlp_kernels.h): the matrix products on cuBLAS, the element-wise stages (bias and
+// ReLU, softmax cross-entropy, the ReLU's gradient) in small kernels, all queued on one stream.
+// Sums run in another order than on the CPU, so results agree to rounding, not bit for bit.
+//
+// cuBLAS is column-major and the variables are row-major: a row-major [r x c] matrix is its
+// column-major transpose, so C = A B (row-major) is computed as C^T = B^T A^T.
+#include <cublas_v2.h>
+
+#include <cstring>
+#include <numeric>
+#include <string>
 #include <vector>
 
 #include "trainer/kernels/cuda_util.h"
@@ -8,15 +17,20 @@
 namespace disttrain::kernels {
 namespace {
 
-// out[i][j] = bias[j] + sum_k a[i][k] w[k][j], then max(0, .) when relu.
-__global__ void AffineKernel(const float* a, const float* w, const float* bias, float* out, int n,
-                             int rows, int cols, int relu) {
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= n * cols) return;
-  const int i = idx / cols, j = idx % cols;
-  float s = bias[j];
-  for (int k = 0; k < rows; ++k) s += a[i * rows + k] * w[k * cols + j];
-  out[idx] = relu && s < 0 ? 0.0f : s;
+absl::Status CheckBlas(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(std::string(what) + ": " + cublasGetStatusString(status));
+}
+
+// out[i][j] += bias[j], then max(0, .) when relu.
+__global__ void BiasActivationKernel(float* out, const float* bias, size_t rows, int cols,
+                                     int relu) {
+  const size_t n = rows * cols;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += size_t{blockDim.x} * gridDim.x) {
+    const float v = out[i] + bias[i % cols];
+    out[i] = relu && v < 0 ? 0.0f : v;
+  }
 }
 
 // Per row: loss_i = logsumexp - logit[label]; logits become (softmax - onehot) / n.
@@ -24,7 +38,7 @@ __global__ void SoftmaxXentKernel(float* logits, const int32_t* y, float* loss, 
                                   int classes) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  float* row = logits + i * classes;
+  float* row = logits + static_cast<size_t>(i) * classes;
   float max = row[0];
   for (int j = 1; j < classes; ++j) max = fmaxf(max, row[j]);
   double sum = 0;
@@ -35,88 +49,308 @@ __global__ void SoftmaxXentKernel(float* logits, const int32_t* y, float* loss, 
   row[y[i]] -= 1.0f / n;
 }
 
-// gw[k][j] = sum_i a[i][k] d[i][j]; gb[j] = sum_i d[i][j] (threads k == rows do the bias).
-__global__ void WeightGradKernel(const float* a, const float* d, float* gw, float* gb, int n,
-                                 int rows, int cols) {
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= (rows + 1) * cols) return;
-  const int k = idx / cols, j = idx % cols;
-  float s = 0;
-  if (k == rows) {
-    for (int i = 0; i < n; ++i) s += d[i * cols + j];
-    gb[j] = s;
-  } else {
-    for (int i = 0; i < n; ++i) s += a[i * rows + k] * d[i * cols + j];
-    gw[idx] = s;
+// d[i] = 0 where the ReLU's output a[i] is 0: the gradient does not flow through it.
+__global__ void ReluGradKernel(float* d, const float* a, size_t n) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += size_t{blockDim.x} * gridDim.x) {
+    if (a[i] <= 0) d[i] = 0;
   }
 }
 
-// dh[i][k] = h[i][k] > 0 ? sum_j w2[k][j] d[i][j] : 0.
-__global__ void HiddenGradKernel(const float* h, const float* w2, const float* d, float* dh, int n,
-                                 int hidden, int out) {
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= n * hidden) return;
-  const int i = idx / hidden, k = idx % hidden;
-  float s = 0;
-  if (h[idx] > 0) {
-    for (int j = 0; j < out; ++j) s += w2[k * out + j] * d[i * out + j];
+__global__ void FillKernel(float* p, float value, size_t n) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += size_t{blockDim.x} * gridDim.x) {
+    p[i] = value;
   }
-  dh[idx] = s;
 }
 
-unsigned Blocks(int n) { return static_cast<unsigned>((n + 255) / 256); }
+class Stream {
+ public:
+  Stream() : status_(Check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "stream")) {}
+  ~Stream() {
+    if (status_.ok()) cudaStreamDestroy(s_);
+  }
+  const absl::Status& status() const { return status_; }
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+  absl::Status status_;
+};
+
+class Event {
+ public:
+  explicit Event(unsigned flags = cudaEventDisableTiming)
+      : status_(Check(cudaEventCreateWithFlags(&e_, flags), "event")) {}
+  ~Event() {
+    if (status_.ok()) cudaEventDestroy(e_);
+  }
+  const absl::Status& status() const { return status_; }
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+  absl::Status status_;
+};
+
+class CudaMlpImpl : public CudaMlp {
+ public:
+  CudaMlpImpl(int device, const MlpShape& shape, int max_batch);
+  ~CudaMlpImpl() override;
+
+  absl::Status Init();
+  absl::StatusOr<float> LossAndGradient(std::span<const float* const> params, const float* x,
+                                        const int32_t* y, int n,
+                                        std::span<float* const> grads) override;
+  absl::StatusOr<double> TimeCompute(int iterations) override;
+
+ private:
+  int layers() const { return static_cast<int>(widths_.size()) - 1; }
+  size_t KernelSize(int l) const { return size_t(widths_[l]) * widths_[l + 1]; }
+  // Queues the forward and backward pass for `n` examples on compute_; with `copy_out`, each
+  // layer's gradients are copied to the pinned buffer on copy_ once the layer is done.
+  absl::Status Compute(int n, bool copy_out);
+
+  const int device_;
+  const int max_batch_;
+  std::vector<int> widths_;      // in, hidden..., out: layer l maps widths_[l] to widths_[l + 1]
+  std::vector<size_t> offsets_;  // of variable v (kernel 2l, bias 2l+1) in the flat buffers
+  size_t total_ = 0;             // floats of all variables
+  int last_n_ = 0;               // the batch of the last LossAndGradient
+  cublasHandle_t blas_ = nullptr;
+  std::unique_ptr<Stream> compute_, copy_;
+  std::vector<std::unique_ptr<Event>> grads_ready_;   // by layer: on compute_
+  std::vector<std::unique_ptr<Event>> grads_copied_;  // by layer: on copy_
+  std::unique_ptr<DeviceBuffer<float>> params_, grads_, x_, logits_, loss_, ones_, delta_[2];
+  std::vector<std::unique_ptr<DeviceBuffer<float>>> activations_;  // by hidden layer
+  std::unique_ptr<DeviceBuffer<int32_t>> y_;
+  std::unique_ptr<PinnedBuffer<float>> host_params_, host_grads_, host_x_, host_loss_;
+  std::unique_ptr<PinnedBuffer<int32_t>> host_y_;
+};
+
+CudaMlpImpl::CudaMlpImpl(int device, const MlpShape& shape, int max_batch)
+    : device_(device), max_batch_(max_batch) {
+  widths_.push_back(shape.in);
+  widths_.insert(widths_.end(), shape.hidden.begin(), shape.hidden.end());
+  widths_.push_back(shape.out);
+  for (int l = 0; l < layers(); ++l) {
+    offsets_.push_back(total_);
+    total_ += KernelSize(l);
+    offsets_.push_back(total_);
+    total_ += widths_[l + 1];
+  }
+}
+
+CudaMlpImpl::~CudaMlpImpl() {
+  cudaSetDevice(device_);
+  if (compute_ && compute_->status().ok()) cudaStreamSynchronize(compute_->get());
+  if (copy_ && copy_->status().ok()) cudaStreamSynchronize(copy_->get());
+  if (blas_ != nullptr) cublasDestroy(blas_);
+}
+
+absl::Status CudaMlpImpl::Init() {
+  if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) return s;
+  compute_ = std::make_unique<Stream>();
+  copy_ = std::make_unique<Stream>();
+  if (!compute_->status().ok()) return compute_->status();
+  if (!copy_->status().ok()) return copy_->status();
+  for (int l = 0; l < layers(); ++l) {
+    grads_ready_.push_back(std::make_unique<Event>());
+    grads_copied_.push_back(std::make_unique<Event>());
+    if (!grads_ready_.back()->status().ok()) return grads_ready_.back()->status();
+    if (!grads_copied_.back()->status().ok()) return grads_copied_.back()->status();
+  }
+  const size_t n = max_batch_;
+  const int widest_hidden = *std::max_element(widths_.begin() + 1, widths_.end() - 1);
+  params_ = std::make_unique<DeviceBuffer<float>>(total_);
+  grads_ = std::make_unique<DeviceBuffer<float>>(total_);
+  x_ = std::make_unique<DeviceBuffer<float>>(n * widths_.front());
+  y_ = std::make_unique<DeviceBuffer<int32_t>>(n);
+  logits_ = std::make_unique<DeviceBuffer<float>>(n * widths_.back());
+  loss_ = std::make_unique<DeviceBuffer<float>>(n);
+  ones_ = std::make_unique<DeviceBuffer<float>>(n);
+  for (auto& d : delta_) d = std::make_unique<DeviceBuffer<float>>(n * widest_hidden);
+  for (int l = 1; l < layers(); ++l)
+    activations_.push_back(std::make_unique<DeviceBuffer<float>>(n * widths_[l]));
+  host_params_ = std::make_unique<PinnedBuffer<float>>(total_);
+  host_grads_ = std::make_unique<PinnedBuffer<float>>(total_);
+  host_x_ = std::make_unique<PinnedBuffer<float>>(n * widths_.front());
+  host_y_ = std::make_unique<PinnedBuffer<int32_t>>(n);
+  host_loss_ = std::make_unique<PinnedBuffer<float>>(n);
+  for (const absl::Status* s :
+       {&params_->status(), &grads_->status(), &x_->status(), &y_->status(), &logits_->status(),
+        &loss_->status(), &ones_->status(), &delta_[0]->status(), &delta_[1]->status(),
+        &host_params_->status(), &host_grads_->status(), &host_x_->status(), &host_y_->status(),
+        &host_loss_->status()}) {
+    if (!s->ok()) return *s;
+  }
+  for (const auto& a : activations_) {
+    if (!a->status().ok()) return a->status();
+  }
+  if (absl::Status s = CheckBlas(cublasCreate(&blas_), "cublasCreate"); !s.ok()) return s;
+  if (absl::Status s = CheckBlas(cublasSetStream(blas_, compute_->get()), "cublasSetStream");
+      !s.ok())
+    return s;
+  // Plain FP32 products (no TF32 tensor cores): the gradients must agree with the CPU model's to
+  // 1e-4, and TF32 keeps 10 bits of mantissa.
+  if (absl::Status s = CheckBlas(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "math mode");
+      !s.ok())
+    return s;
+  if (absl::Status s =
+          LaunchAsync(FillKernel, BlocksFor(n), 256u, compute_->get(), ones_->get(), 1.0f, n);
+      !s.ok())
+    return s;
+  return Check(cudaStreamSynchronize(compute_->get()), "fill");
+}
+
+absl::Status CudaMlpImpl::Compute(int n, bool copy_out) {
+  const float one = 1, zero = 0;
+  cudaStream_t stream = compute_->get();
+  float* const p = params_->get();
+  float* const g = grads_->get();
+  auto input_of = [&](int l) { return l == 0 ? x_->get() : activations_[l - 1]->get(); };
+  auto output_of = [&](int l) {
+    return l == layers() - 1 ? logits_->get() : activations_[l]->get();
+  };
+  absl::Status s;
+  for (int l = 0; l < layers() && s.ok(); ++l) {
+    const int k = widths_[l], m = widths_[l + 1];
+    // out [n x m] = in [n x k] W [k x m]
+    s = CheckBlas(cublasSgemm(blas_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, p + offsets_[2 * l],
+                              m, input_of(l), k, &zero, output_of(l), m),
+                  "forward product");
+    if (s.ok())
+      s = LaunchAsync(BiasActivationKernel, BlocksFor(size_t(n) * m), 256u, stream, output_of(l),
+                      static_cast<const float*>(p + offsets_[2 * l + 1]), size_t(n), m,
+                      l < layers() - 1 ? 1 : 0);
+  }
+  if (s.ok())
+    s = LaunchAsync(SoftmaxXentKernel, BlocksFor(n), 256u, stream, logits_->get(),
+                    static_cast<const int32_t*>(y_->get()), loss_->get(), n, widths_.back());
+  // Backward, output layer first: `d` [n x m] is d(loss)/d(the layer's output).
+  float* d = logits_->get();
+  for (int l = layers() - 1; l >= 0 && s.ok(); --l) {
+    const int k = widths_[l], m = widths_[l + 1];
+    const float* in = input_of(l);
+    // dW [k x m] = in^T [k x n] d [n x m]; db [m] = d^T ones
+    s = CheckBlas(cublasSgemm(blas_, CUBLAS_OP_N, CUBLAS_OP_T, m, k, n, &one, d, m, in, k, &zero,
+                              g + offsets_[2 * l], m),
+                  "kernel gradient");
+    if (s.ok())
+      s = CheckBlas(cublasSgemv(blas_, CUBLAS_OP_N, m, n, &one, d, m, ones_->get(), 1, &zero,
+                                g + offsets_[2 * l + 1], 1),
+                    "bias gradient");
+    if (s.ok() && copy_out) {
+      // The layer's gradients travel to the host while the layers below are computed.
+      const size_t begin = offsets_[2 * l], count = KernelSize(l) + m;
+      s = Check(cudaEventRecord(grads_ready_[l]->get(), stream), "event");
+      if (s.ok()) s = Check(cudaStreamWaitEvent(copy_->get(), grads_ready_[l]->get()), "wait");
+      if (s.ok())
+        s = Check(cudaMemcpyAsync(host_grads_->get() + begin, g + begin, count * sizeof(float),
+                                  cudaMemcpyDeviceToHost, copy_->get()),
+                  "copy gradients");
+      if (s.ok()) s = Check(cudaEventRecord(grads_copied_[l]->get(), copy_->get()), "event");
+    }
+    if (l == 0 || !s.ok()) break;
+    // d(input) [n x k] = d [n x m] W^T [m x k], zero where the ReLU cut the input off.
+    float* dprev = delta_[(layers() - 1 - l) % 2]->get();
+    s = CheckBlas(cublasSgemm(blas_, CUBLAS_OP_T, CUBLAS_OP_N, k, n, m, &one, p + offsets_[2 * l],
+                              m, d, m, &zero, dprev, k),
+                  "input gradient");
+    if (s.ok())
+      s = LaunchAsync(ReluGradKernel, BlocksFor(size_t(n) * k), 256u, stream, dprev, in,
+                      size_t(n) * k);
+    d = dprev;
+  }
+  return s;
+}
+
+absl::StatusOr<float> CudaMlpImpl::LossAndGradient(std::span<const float* const> params,
+                                                   const float* x, const int32_t* y, int n,
+                                                   std::span<float* const> grads) {
+  if (params.size() != offsets_.size() || grads.size() != offsets_.size())
+    return absl::InvalidArgumentError("mlp: the variables do not match the model's layers");
+  if (n <= 0 || n > max_batch_)
+    return absl::InvalidArgumentError("mlp: the batch is empty or larger than allocated");
+  if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) return s;
+  cudaStream_t stream = compute_->get();
+  // Every variable once: staged into pinned memory (a host copy) and sent by DMA; the staging of
+  // variable v + 1 overlaps the transfer of v. The previous call finished with both streams, so
+  // the pinned buffers are free.
+  absl::Status s;
+  for (size_t v = 0; v < params.size() && s.ok(); ++v) {
+    const size_t count = (v + 1 < offsets_.size() ? offsets_[v + 1] : total_) - offsets_[v];
+    std::memcpy(host_params_->get() + offsets_[v], params[v], count * sizeof(float));
+    s = Check(cudaMemcpyAsync(params_->get() + offsets_[v], host_params_->get() + offsets_[v],
+                              count * sizeof(float), cudaMemcpyHostToDevice, stream),
+              "copy variables");
+  }
+  const size_t x_count = size_t(n) * widths_.front();
+  if (s.ok()) {
+    std::memcpy(host_x_->get(), x, x_count * sizeof(float));
+    std::memcpy(host_y_->get(), y, n * sizeof(int32_t));
+    s = Check(cudaMemcpyAsync(x_->get(), host_x_->get(), x_count * sizeof(float),
+                              cudaMemcpyHostToDevice, stream),
+              "copy batch");
+  }
+  if (s.ok())
+    s = Check(cudaMemcpyAsync(y_->get(), host_y_->get(), n * sizeof(int32_t),
+                              cudaMemcpyHostToDevice, stream),
+              "copy labels");
+  if (s.ok()) s = Compute(n, /*copy_out=*/true);
+  if (s.ok())
+    s = Check(cudaMemcpyAsync(host_loss_->get(), loss_->get(), n * sizeof(float),
+                              cudaMemcpyDeviceToHost, stream),
+              "copy losses");
+  // Unpack each layer's gradients from pinned memory as soon as they arrive, output layer first
+  // (the order they are produced), while the rest are still computed or in flight.
+  for (int l = layers() - 1; l >= 0 && s.ok(); --l) {
+    s = Check(cudaEventSynchronize(grads_copied_[l]->get()), "gradients");
+    for (int v = 2 * l; v <= 2 * l + 1 && s.ok(); ++v) {
+      const size_t count =
+          (v + 1 < static_cast<int>(offsets_.size()) ? offsets_[v + 1] : total_) - offsets_[v];
+      std::memcpy(grads[v], host_grads_->get() + offsets_[v], count * sizeof(float));
+    }
+  }
+  absl::Status done = Check(cudaStreamSynchronize(stream), "mlp");
+  absl::Status copied = Check(cudaStreamSynchronize(copy_->get()), "mlp copies");
+  if (!s.ok()) return s;
+  if (!done.ok()) return done;
+  if (!copied.ok()) return copied;
+  last_n_ = n;
+  const float* losses = host_loss_->get();
+  const double total = std::accumulate(losses, losses + n, 0.0);
+  return static_cast<float>(total / n);
+}
+
+absl::StatusOr<double> CudaMlpImpl::TimeCompute(int iterations) {
+  if (last_n_ == 0 || iterations < 1)
+    return absl::FailedPreconditionError("TimeCompute: no batch yet (call LossAndGradient)");
+  if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) return s;
+  Event start(cudaEventDefault), stop(cudaEventDefault);
+  if (!start.status().ok()) return start.status();
+  if (!stop.status().ok()) return stop.status();
+  absl::Status s = Check(cudaEventRecord(start.get(), compute_->get()), "event");
+  for (int i = 0; i < iterations && s.ok(); ++i) s = Compute(last_n_, /*copy_out=*/false);
+  if (s.ok()) s = Check(cudaEventRecord(stop.get(), compute_->get()), "event");
+  if (s.ok()) s = Check(cudaEventSynchronize(stop.get()), "compute");
+  float ms = 0;
+  if (s.ok()) s = Check(cudaEventElapsedTime(&ms, start.get(), stop.get()), "elapsed time");
+  if (!s.ok()) return s;
+  return static_cast<double>(ms) / iterations;
+}
 
 }  // namespace
 
-absl::StatusOr<float> CudaMlpLossAndGradient(const MlpShape& m,
-                                             std::span<const float* const> params, const float* x,
-                                             const int32_t* y, int n,
-                                             std::span<float* const> grads) {
+absl::StatusOr<std::unique_ptr<CudaMlp>> CudaMlp::Create(int device, const MlpShape& shape,
+                                                         int max_batch) {
   if (absl::Status s = RequireDevice(); !s.ok()) return s;
-  if (m.hidden <= 0 || params.size() != 4 || grads.size() != 4 || n <= 0)
-    return absl::InvalidArgumentError("mlp: needs a hidden layer, 4 variables and a batch");
-  const size_t sizes[4] = {size_t(m.in) * m.hidden, size_t(m.hidden), size_t(m.hidden) * m.out,
-                           size_t(m.out)};
-  DeviceBuffer<float> w1(sizes[0]), b1(sizes[1]), w2(sizes[2]), b2(sizes[3]);
-  DeviceBuffer<float> gw1(sizes[0]), gb1(sizes[1]), gw2(sizes[2]), gb2(sizes[3]);
-  DeviceBuffer<float> dx(size_t(n) * m.in), h(size_t(n) * m.hidden), dh(size_t(n) * m.hidden);
-  DeviceBuffer<float> logits(size_t(n) * m.out), loss(n);
-  DeviceBuffer<int32_t> dy(n);
-  DeviceBuffer<float>* device_params[4] = {&w1, &b1, &w2, &b2};
-  absl::Status s;
-  for (int v = 0; v < 4 && s.ok(); ++v) s = device_params[v]->Upload(params[v]);
-  if (s.ok()) s = dx.Upload(x);
-  if (s.ok()) s = dy.Upload(y);
-  const float* cw1 = w1.get();
-  const float* cw2 = w2.get();
-  if (s.ok())
-    s = Launch(AffineKernel, Blocks(n * m.hidden), 256u, static_cast<const float*>(dx.get()), cw1,
-               static_cast<const float*>(b1.get()), h.get(), n, m.in, m.hidden, 1);
-  if (s.ok())
-    s = Launch(AffineKernel, Blocks(n * m.out), 256u, static_cast<const float*>(h.get()), cw2,
-               static_cast<const float*>(b2.get()), logits.get(), n, m.hidden, m.out, 0);
-  if (s.ok())
-    s = Launch(SoftmaxXentKernel, Blocks(n), 256u, logits.get(),
-               static_cast<const int32_t*>(dy.get()), loss.get(), n, m.out);
-  if (s.ok())
-    s = Launch(WeightGradKernel, Blocks((m.hidden + 1) * m.out), 256u,
-               static_cast<const float*>(h.get()), static_cast<const float*>(logits.get()),
-               gw2.get(), gb2.get(), n, m.hidden, m.out);
-  if (s.ok())
-    s = Launch(HiddenGradKernel, Blocks(n * m.hidden), 256u, static_cast<const float*>(h.get()),
-               cw2, static_cast<const float*>(logits.get()), dh.get(), n, m.hidden, m.out);
-  if (s.ok())
-    s = Launch(WeightGradKernel, Blocks((m.in + 1) * m.hidden), 256u,
-               static_cast<const float*>(dx.get()), static_cast<const float*>(dh.get()), gw1.get(),
-               gb1.get(), n, m.in, m.hidden);
-  DeviceBuffer<float>* device_grads[4] = {&gw1, &gb1, &gw2, &gb2};
-  for (int v = 0; v < 4 && s.ok(); ++v) s = device_grads[v]->Download(grads[v]);
-  std::vector<float> losses(n);
-  if (s.ok()) s = loss.Download(losses.data());
-  if (!s.ok()) return s;
-  double total = 0;
-  for (float l : losses) total += l;
-  return static_cast<float>(total / n);
+  if (shape.in <= 0 || shape.out <= 0 || shape.hidden.empty() || max_batch <= 0 ||
+      *std::min_element(shape.hidden.begin(), shape.hidden.end()) <= 0)
+    return absl::InvalidArgumentError("mlp: needs positive widths, a hidden layer and a batch");
+  auto mlp = std::make_unique<CudaMlpImpl>(device, shape, max_batch);
+  if (absl::Status s = mlp->Init(); !s.ok()) return s;
+  return std::unique_ptr<CudaMlp>(std::move(mlp));
 }
 
 }  // namespace disttrain::kernels

@@ -24,9 +24,7 @@ absl::Status CudaAdagrad(float, std::span<const float>, std::span<float>, std::s
   return NoCuda();
 }
 
-absl::StatusOr<float> CudaMlpLossAndGradient(const MlpShape&, std::span<const float* const>,
-                                             const float*, const int32_t*, int,
-                                             std::span<float* const>) {
+absl::StatusOr<std::unique_ptr<CudaMlp>> CudaMlp::Create(int, const MlpShape&, int) {
   return NoCuda();
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "trainer/kernels/cpu_clones.h"
 
 namespace disttrain::trainer {
@@ -53,96 +54,113 @@ double SoftmaxCrossEntropy(float* logits, int n, int classes, const int32_t* lab
   return loss;
 }
 
+// dprev[i][k] = a[i][k] > 0 ? sum_j w[k][j] d[i][j] : 0: the gradient through a layer and the
+// ReLU that made its input `a`. Plain loops in a fixed order (not cloned: a sum the compiler must
+// not reorder), the same bits as before deeper models.
+void BackThroughRelu(const float* a, const float* w, const float* d, int n, int rows, int cols,
+                     float* dprev) {
+  for (int i = 0; i < n; ++i) {
+    const float* di = d + static_cast<size_t>(i) * cols;
+    float* dp = dprev + static_cast<size_t>(i) * rows;
+    const float* ai = a + static_cast<size_t>(i) * rows;
+    for (int k = 0; k < rows; ++k) {
+      if (ai[k] <= 0) continue;
+      const float* wk = w + static_cast<size_t>(k) * cols;
+      float s = 0;
+      for (int j = 0; j < cols; ++j) s += wk[j] * di[j];
+      dp[k] = s;
+    }
+  }
+}
+
+std::string LayerName(int layer, int hidden_layers) {
+  if (hidden_layers == 0) return "softmax";
+  if (layer == hidden_layers) return "output";
+  return layer == 0 ? "hidden" : absl::StrCat("hidden_", layer);
+}
+
 }  // namespace
 
+MlpModel::MlpModel(int input_dim, int classes, std::vector<int> hidden)
+    : in_(input_dim), out_(classes), hidden_(std::move(hidden)) {
+  widths_.push_back(in_);
+  widths_.insert(widths_.end(), hidden_.begin(), hidden_.end());
+  widths_.push_back(out_);
+}
+
 std::vector<VariableSpec> MlpModel::Variables() const {
-  if (hidden_ == 0) return {{"softmax/kernel", size_t(in_) * out_}, {"softmax/bias", size_t(out_)}};
-  return {{"hidden/kernel", size_t(in_) * hidden_},
-          {"hidden/bias", size_t(hidden_)},
-          {"output/kernel", size_t(hidden_) * out_},
-          {"output/bias", size_t(out_)}};
+  std::vector<VariableSpec> v;
+  const int layers = static_cast<int>(hidden_.size());
+  for (int l = 0; l <= layers; ++l) {
+    const std::string name = LayerName(l, layers);
+    v.push_back({name + "/kernel", size_t(widths_[l]) * widths_[l + 1]});
+    v.push_back({name + "/bias", size_t(widths_[l + 1])});
+  }
+  return v;
 }
 
 Params MlpModel::Initialize(uint64_t seed) const {
   std::mt19937_64 rng(seed);
   Params p;
-  for (const VariableSpec& v : Variables()) {
-    std::vector<float> values(v.size, 0.0f);
-    if (v.name.find("kernel") != std::string::npos) {
-      const bool first = v.name.rfind(hidden_ == 0 ? "softmax" : "hidden", 0) == 0;
-      const int fan_in = first ? in_ : hidden_;
-      const int fan_out = (first && hidden_ > 0) ? hidden_ : out_;
-      const float limit = std::sqrt(6.0f / (fan_in + fan_out));  // Glorot uniform
-      std::uniform_real_distribution<float> dist(-limit, limit);
-      for (float& x : values) x = dist(rng);
-    }
-    p.push_back(std::move(values));
+  for (size_t l = 0; l + 1 < widths_.size(); ++l) {
+    std::vector<float> kernel(size_t(widths_[l]) * widths_[l + 1]);
+    const float limit = std::sqrt(6.0f / (widths_[l] + widths_[l + 1]));  // Glorot uniform
+    std::uniform_real_distribution<float> dist(-limit, limit);
+    for (float& x : kernel) x = dist(rng);
+    p.push_back(std::move(kernel));
+    p.emplace_back(widths_[l + 1], 0.0f);
   }
   return p;
 }
 
-void MlpModel::Forward(const Params& p, const Batch& b, std::vector<float>* hidden,
+void MlpModel::Forward(const Params& p, const Batch& b, std::vector<std::vector<float>>* hidden,
                        std::vector<float>* logits) const {
-  logits->assign(static_cast<size_t>(b.n) * out_, 0);
-  if (hidden_ == 0) {
-    Affine(b.x, b.n, in_, p[0].data(), p[1].data(), out_, logits->data());
-    return;
+  hidden->resize(hidden_.size());
+  const float* in = b.x;
+  for (size_t l = 0; l < hidden_.size(); ++l) {
+    std::vector<float>& h = (*hidden)[l];
+    h.assign(static_cast<size_t>(b.n) * hidden_[l], 0);
+    Affine(in, b.n, widths_[l], p[2 * l].data(), p[2 * l + 1].data(), hidden_[l], h.data());
+    for (float& x : h) x = std::max(x, 0.0f);
+    in = h.data();
   }
-  hidden->assign(static_cast<size_t>(b.n) * hidden_, 0);
-  Affine(b.x, b.n, in_, p[0].data(), p[1].data(), hidden_, hidden->data());
-  for (float& h : *hidden) h = std::max(h, 0.0f);
-  Affine(hidden->data(), b.n, hidden_, p[2].data(), p[3].data(), out_, logits->data());
+  const size_t last = hidden_.size();
+  logits->assign(static_cast<size_t>(b.n) * out_, 0);
+  Affine(in, b.n, widths_[last], p[2 * last].data(), p[2 * last + 1].data(), out_, logits->data());
 }
 
 float MlpModel::LossAndGradient(const Params& p, const Batch& b, Params* grads) const {
   *grads = ZerosLike(p);
-  std::vector<float> hidden, dlogits;
-  Forward(p, b, &hidden, &dlogits);
-  const double loss = SoftmaxCrossEntropy(dlogits.data(), b.n, out_, b.y, nullptr);
+  std::vector<std::vector<float>> hidden;
+  std::vector<float> d;
+  Forward(p, b, &hidden, &d);
+  const double loss = SoftmaxCrossEntropy(d.data(), b.n, out_, b.y, nullptr);
   const float scale = 1.0f / b.n;
-  for (float& d : dlogits) d *= scale;
+  for (float& x : d) x *= scale;
 
-  // The last layer: input is x (softmax) or the hidden activations (mlp).
-  const float* last_in = hidden_ == 0 ? b.x : hidden.data();
-  const int last_dim = hidden_ == 0 ? in_ : hidden_;
-  std::vector<float>& gw = (*grads)[hidden_ == 0 ? 0 : 2];
-  std::vector<float>& gb = (*grads)[hidden_ == 0 ? 1 : 3];
-  for (int i = 0; i < b.n; ++i) {
-    const float* d = dlogits.data() + static_cast<size_t>(i) * out_;
-    const float* a = last_in + static_cast<size_t>(i) * last_dim;
-    for (int j = 0; j < out_; ++j) gb[j] += d[j];
-    AddOuter(a, last_dim, d, out_, gw.data());
-  }
-  if (hidden_ == 0) return static_cast<float>(loss / b.n);
-
-  // Back through the output layer and the ReLU into the hidden layer.
-  std::vector<float> dhidden(static_cast<size_t>(b.n) * hidden_, 0);
-  const std::vector<float>& w2 = p[2];
-  for (int i = 0; i < b.n; ++i) {
-    const float* d = dlogits.data() + static_cast<size_t>(i) * out_;
-    float* dh = dhidden.data() + static_cast<size_t>(i) * hidden_;
-    const float* h = hidden.data() + static_cast<size_t>(i) * hidden_;
-    for (int k = 0; k < hidden_; ++k) {
-      if (h[k] <= 0) continue;
-      const float* w = w2.data() + static_cast<size_t>(k) * out_;
-      float s = 0;
-      for (int j = 0; j < out_; ++j) s += w[j] * d[j];
-      dh[k] = s;
+  // From the output layer back to the first: `d` is d(loss)/d(the layer's output).
+  std::vector<float> dprev;
+  for (int l = static_cast<int>(hidden_.size()); l >= 0; --l) {
+    const float* a = l == 0 ? b.x : hidden[l - 1].data();  // the layer's input
+    const int rows = widths_[l], cols = widths_[l + 1];
+    std::vector<float>& gw = (*grads)[2 * l];
+    std::vector<float>& gb = (*grads)[2 * l + 1];
+    for (int i = 0; i < b.n; ++i) {
+      const float* di = d.data() + static_cast<size_t>(i) * cols;
+      for (int j = 0; j < cols; ++j) gb[j] += di[j];
+      AddOuter(a + static_cast<size_t>(i) * rows, rows, di, cols, gw.data());
     }
-  }
-  std::vector<float>& gw1 = (*grads)[0];
-  std::vector<float>& gb1 = (*grads)[1];
-  for (int i = 0; i < b.n; ++i) {
-    const float* dh = dhidden.data() + static_cast<size_t>(i) * hidden_;
-    const float* x = b.x + static_cast<size_t>(i) * in_;
-    for (int j = 0; j < hidden_; ++j) gb1[j] += dh[j];
-    AddOuter(x, in_, dh, hidden_, gw1.data());
+    if (l == 0) break;
+    dprev.assign(static_cast<size_t>(b.n) * rows, 0);
+    BackThroughRelu(a, p[2 * l].data(), d.data(), b.n, rows, cols, dprev.data());
+    d.swap(dprev);
   }
   return static_cast<float>(loss / b.n);
 }
 
 EvalResult MlpModel::Evaluate(const Params& p, const Batch& b) const {
-  std::vector<float> hidden, logits;
+  std::vector<std::vector<float>> hidden;
+  std::vector<float> logits;
   Forward(p, b, &hidden, &logits);
   int correct = 0;
   const double loss = SoftmaxCrossEntropy(logits.data(), b.n, out_, b.y, &correct);

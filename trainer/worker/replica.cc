@@ -19,6 +19,7 @@
 #include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
 #include "trainer/termination_message.h"
+#include "trainer/worker/gpu_placement.h"
 #include "trainer/worker/ps_client.h"
 #include "trainer/worker/schemes/worker_scheme.h"
 
@@ -61,19 +62,28 @@ class Replica {
   }
 
   int Run(const std::atomic<bool>& stop);
-  // Computes the MLP's gradients on the visible GPUs.
-  absl::Status UseCuda() {
+  // Computes the MLP's gradients on `devices` GPUs: one device context per tower, tower t on
+  // GPU t mod `devices`.
+  absl::Status UseCuda(int devices) {
     const std::vector<VariableSpec> v = setup_.model->Variables();
-    if (v.size() != 4) return absl::InvalidArgumentError("the CUDA kernels need --hidden > 0");
-    if (!kernels::CudaAvailable()) {
-      absl::Status why = kernels::CudaUseDevice(0);  // names what is missing: kernels or device
-      return why.ok() ? absl::FailedPreconditionError("no CUDA device is visible") : why;
+    if (v.size() < 4) return absl::InvalidArgumentError("the CUDA kernels need --model mlp");
+    // Kernel and bias per layer: a layer's width is its bias's size.
+    kernels::MlpShape shape;
+    shape.in = static_cast<int>(v[0].size / v[1].size);
+    for (size_t l = 0; l + 1 < v.size() / 2; ++l)
+      shape.hidden.push_back(static_cast<int>(v[2 * l + 1].size));
+    shape.out = static_cast<int>(v.back().size);
+    for (int t = 0; t < towers_; ++t) {
+      absl::StatusOr<std::unique_ptr<kernels::CudaMlp>> mlp =
+          kernels::CudaMlp::Create(t % devices, shape, static_cast<int>(o_.batch_size));
+      if (!mlp.ok())
+        return absl::Status(mlp.status().code(), absl::StrCat("tower ", t, " on GPU ", t % devices,
+                                                              ": ", mlp.status().message()));
+      cuda_.push_back(*std::move(mlp));
     }
-    mlp_shape_ = {static_cast<int>(v[0].size / v[1].size), static_cast<int>(v[1].size),
-                  static_cast<int>(v[3].size)};
-    devices_ = kernels::CudaDeviceCount();
-    LogInfo("computing gradients on CUDA devices",
-            {{"task", spec_.TaskName()}, {"devices", absl::StrCat(devices_.load())}});
+    LogInfo("computing gradients on CUDA devices", {{"task", spec_.TaskName()},
+                                                    {"devices", absl::StrCat(devices)},
+                                                    {"towers", absl::StrCat(towers_)}});
     return absl::OkStatus();
   }
 
@@ -90,7 +100,7 @@ class Replica {
   // The next batch's loss and gradient at `at`; with --local-replicas N, the mean over N batches
   // computed by N threads.
   float Gradient(const Params& at, Params* grads);
-  // One tower's batch, on GPU `tower` mod the devices with --device cuda.
+  // One tower's batch, on its GPU with --device cuda.
   float TowerGradient(int tower, const Params& at, const Batch& batch, Params* grads);
   int Finish();
 
@@ -102,9 +112,10 @@ class Replica {
   const int towers_;
   std::unique_ptr<WorkerScheme> scheme_;
   std::vector<Params> tower_grads_;
-  // --device cuda: the visible GPUs (0: the CPU computes) and the MLP's shape.
-  std::atomic<int> devices_ = 0;
-  kernels::MlpShape mlp_shape_;
+  // --device cuda: each tower's device context (empty: the CPU computes); cuda_failed_ once a
+  // GPU failed, after which every tower computes on the CPU.
+  std::vector<std::unique_ptr<kernels::CudaMlp>> cuda_;
+  std::atomic<bool> cuda_failed_ = false;
   const std::vector<VariableSpec> variables_;
   PsClient client_;
   std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
@@ -300,18 +311,20 @@ int Replica::Run(const std::atomic<bool>& stop) {
 }
 
 float Replica::TowerGradient(int tower, const Params& at, const Batch& batch, Params* grads) {
-  if (devices_ > 0) {
+  if (!cuda_.empty() && !cuda_failed_) {
     if (grads->size() != at.size()) *grads = ZerosLike(at);
-    const float* p[4] = {at[0].data(), at[1].data(), at[2].data(), at[3].data()};
-    float* g[4] = {(*grads)[0].data(), (*grads)[1].data(), (*grads)[2].data(), (*grads)[3].data()};
-    absl::Status s = kernels::CudaUseDevice(tower % devices_);
-    absl::StatusOr<float> loss =
-        s.ok() ? kernels::CudaMlpLossAndGradient(mlp_shape_, p, batch.x, batch.y, batch.n, g)
-               : absl::StatusOr<float>(s);
+    std::vector<const float*> p;
+    std::vector<float*> g;
+    for (size_t v = 0; v < at.size(); ++v) {
+      p.push_back(at[v].data());
+      g.push_back((*grads)[v].data());
+    }
+    absl::StatusOr<float> loss = cuda_[tower]->LossAndGradient(p, batch.x, batch.y, batch.n, g);
     if (loss.ok()) return *loss;
-    LogError("CUDA gradient failed; computing on the CPU from now on",
-             {{"task", spec_.TaskName()}, {"error", loss.status().ToString()}});
-    devices_ = 0;
+    if (!cuda_failed_.exchange(true)) {
+      LogError("CUDA gradient failed; computing on the CPU from now on",
+               {{"task", spec_.TaskName()}, {"error", loss.status().ToString()}});
+    }
   }
   return setup_.model->LossAndGradient(at, batch, grads);
 }
@@ -419,6 +432,24 @@ int Replica::Finish() {
   return kExitOk;
 }
 
+// --device cuda: the GPUs this process may use, or why none (a usage error: the pod or the
+// environment gives it no GPU, or the binary has no CUDA kernels).
+absl::StatusOr<int> CudaDevices() {
+  const VisibleGpus visible = VisibleGpusFromEnvironment();
+  if (visible.kind == VisibleGpus::Kind::kNone)
+    return absl::FailedPreconditionError(
+        absl::StrCat("no CUDA device (GPU) is visible: ", visible.reason));
+  if (!kernels::CudaAvailable()) {
+    absl::Status why = kernels::CudaUseDevice(0);  // names what is missing: kernels or device
+    return absl::FailedPreconditionError(
+        absl::StrCat("no CUDA device (GPU) is visible: ",
+                     why.ok() ? "the driver enumerates none" : why.message(),
+                     " (does the pod request nvidia.com/gpu, on a node with NVIDIA's device "
+                     "plugin?)"));
+  }
+  return kernels::CudaDeviceCount();
+}
+
 }  // namespace
 
 int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atomic<bool>& stop) {
@@ -432,9 +463,20 @@ int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atom
     LogError("invalid training scheme", {{"error", scheme.status().ToString()}});
     return kExitUsage;
   }
-  Replica replica(spec, o, *std::move(setup), *std::move(scheme));
+  int devices = 0;
   if (o.device == "cuda") {
-    if (absl::Status s = replica.UseCuda(); !s.ok()) {
+    absl::StatusOr<int> d = CudaDevices();
+    if (!d.ok()) {
+      LogError("--device cuda", {{"error", d.status().ToString()}});
+      return kExitUsage;
+    }
+    devices = *d;
+  }
+  TrainerOptions resolved = o;  // --local-replicas 0: a tower per GPU, or one on the CPU
+  if (resolved.local_replicas == 0) resolved.local_replicas = std::max(devices, 1);
+  Replica replica(spec, resolved, *std::move(setup), *std::move(scheme));
+  if (devices > 0) {
+    if (absl::Status s = replica.UseCuda(devices); !s.ok()) {
       LogError("--device cuda", {{"error", s.ToString()}});
       return kExitUsage;
     }

@@ -134,7 +134,7 @@ TEST_F(CheckpointTest, ACorruptCheckpointIsDetectedAndThePreviousOneUsed) {
 }
 
 TEST(ModelTest, MlpGradientsMatchFiniteDifferences) {
-  auto model = MakeModel("mlp", 6, 3, 4);
+  auto model = MakeModel("mlp", 6, 3, {4});
   ASSERT_TRUE(model.ok());
   Params p = (*model)->Initialize(7);
   std::vector<float> x = {0.1f, 0.9f, 0.f, 0.5f, 0.3f, 0.7f, 0.2f, 0.f, 0.8f, 0.4f, 0.6f, 0.1f};
@@ -157,7 +157,7 @@ TEST(ModelTest, MlpGradientsMatchFiniteDifferences) {
 }
 
 TEST(ModelTest, UnknownModelIsAnError) {
-  auto m = MakeModel("resnet", 784, 10, 0);
+  auto m = MakeModel("resnet", 784, 10, {});
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(std::string(m.status().message()), HasSubstr("is not toy, softmax or mlp"));
 }

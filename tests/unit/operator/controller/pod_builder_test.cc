@@ -107,7 +107,7 @@ TEST(PodBuilderTest, ReplacesAUserTfConfigAndSaysSo) {
   EXPECT_EQ(Env(pod, 0, "A"), "1");
   EXPECT_EQ(Env(pod, 0, "B"), "2");
   EXPECT_EQ(pod["spec"]["containers"][0]["env"].size(),
-            4u);  // A, TF_CONFIG, B, CUDA_VISIBLE_DEVICES
+            5u);  // A, TF_CONFIG, B, CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_THAT(warnings[0], HasSubstr("replaced the TF_CONFIG set in container \"tensorflow\""));
 }
@@ -141,6 +141,24 @@ TEST(PodBuilderTest, HidesGpusFromPodsThatRequestNone) {
   json user = Build(JobBuilder("d").Ps(1).Workers(1).Template(ReplicaType::kPS, user_tmpl).Build(),
                     ReplicaType::kPS, 0);
   EXPECT_EQ(Env(user, 0, "CUDA_VISIBLE_DEVICES"), "3");
+}
+
+TEST(PodBuilderTest, MasksGpusFromTheNvidiaRuntimeForPodsThatRequestNone) {
+  json gpu_tmpl = json::parse(R"({"spec": {"containers": [{"name": "tensorflow", "image": "t",
+      "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]}})");
+  json user_tmpl = json::parse(R"({"spec": {"containers": [{"name": "tensorflow", "image": "t",
+      "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}})");
+  auto job = JobBuilder("d").Ps(1).Workers(1).Template(ReplicaType::kWorker, gpu_tmpl).Build();
+  json ps = Build(job, ReplicaType::kPS, 0);
+  EXPECT_EQ(Env(ps, 0, "NVIDIA_VISIBLE_DEVICES"), "void");
+  json worker = Build(job, ReplicaType::kWorker, 0);
+  EXPECT_EQ(Env(worker, 0, "NVIDIA_VISIBLE_DEVICES"), "<unset>")
+      << "the device plugin sets it for the GPUs it allocates";
+  EXPECT_EQ(worker["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"], "1");
+  EXPECT_EQ(worker["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "1");
+  json user = Build(JobBuilder("d").Ps(1).Workers(1).Template(ReplicaType::kPS, user_tmpl).Build(),
+                    ReplicaType::kPS, 0);
+  EXPECT_EQ(Env(user, 0, "NVIDIA_VISIBLE_DEVICES"), "all");
 }
 
 TEST(PodBuilderTest, GangSchedulingNamesThePodGroupAndPriority) {

@@ -55,32 +55,107 @@ TEST(CudaKernelsTest, AdagradMatchesTheCpu) {
   ExpectClose(theta_gpu, theta_cpu, 1e-5f, "variables");
 }
 
-TEST(CudaKernelsTest, MlpLossAndGradientMatchTheCpuModelOnFashionMnist) {
+Dataset FashionMnistOrRandom() {
   const char* dir = std::getenv("DISTTRAIN_FASHION_MNIST_DIR");  // default: the Debian package's
   absl::StatusOr<Dataset> data = LoadFashionMnist(dir ? dir : "", "train");
-  if (!data.ok()) {  // a GPU machine without the Debian dataset package: random images instead
-    std::printf("Fashion-MNIST unavailable (%s); comparing on random images\n",
-                data.status().ToString().c_str());
-    data = Dataset{Random(256 * 784, 9, 0, 1), std::vector<int32_t>(256), 256, 784, 10};
-    for (int i = 0; i < 256; ++i) data->y[i] = i % 10;
-  }
-  auto model = MakeModel("mlp", data->dim, data->classes, 100);
+  if (data.ok()) return *std::move(data);
+  // A GPU machine without the Debian dataset package: random images instead.
+  std::printf("Fashion-MNIST unavailable (%s); comparing on random images\n",
+              data.status().ToString().c_str());
+  Dataset random{Random(4096 * 784, 9, 0, 1), std::vector<int32_t>(4096), 4096, 784, 10};
+  for (int i = 0; i < 4096; ++i) random.y[i] = i % 10;
+  return random;
+}
+
+std::vector<const float*> Pointers(const Params& p) {
+  std::vector<const float*> out;
+  for (const std::vector<float>& v : p) out.push_back(v.data());
+  return out;
+}
+
+std::vector<float*> Pointers(Params* p) {
+  std::vector<float*> out;
+  for (std::vector<float>& v : *p) out.push_back(v.data());
+  return out;
+}
+
+// One batch through the CPU model and the GPU context: the loss within `rel` of each other, every
+// gradient element within rel * (1 + |cpu|).
+void ExpectOneStepAgrees(const std::vector<int>& hidden, int n, float rel) {
+  const Dataset data = FashionMnistOrRandom();
+  auto model = MakeModel("mlp", data.dim, data.classes, hidden);
   ASSERT_TRUE(model.ok());
   const Params params = (*model)->Initialize(7);
-  const int n = 64;
-  Batch batch = data->Rows(128, n);
+  Batch batch = data.Rows(128, n);
   Params cpu_grads;
   const float cpu_loss = (*model)->LossAndGradient(params, batch, &cpu_grads);
+  auto mlp = kernels::CudaMlp::Create(0, {data.dim, hidden, data.classes}, n);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
   Params gpu_grads = ZerosLike(params);
-  const float* p[4] = {params[0].data(), params[1].data(), params[2].data(), params[3].data()};
-  float* g[4] = {gpu_grads[0].data(), gpu_grads[1].data(), gpu_grads[2].data(),
-                 gpu_grads[3].data()};
   absl::StatusOr<float> gpu_loss =
-      kernels::CudaMlpLossAndGradient({data->dim, 100, data->classes}, p, batch.x, batch.y, n, g);
+      (*mlp)->LossAndGradient(Pointers(params), batch.x, batch.y, n, Pointers(&gpu_grads));
   ASSERT_TRUE(gpu_loss.ok()) << gpu_loss.status();
-  EXPECT_NEAR(*gpu_loss, cpu_loss, 1e-4 * cpu_loss);
-  const char* names[4] = {"hidden/kernel", "hidden/bias", "output/kernel", "output/bias"};
-  for (int v = 0; v < 4; ++v) ExpectClose(gpu_grads[v], cpu_grads[v], 1e-4f, names[v]);
+  EXPECT_NEAR(*gpu_loss, cpu_loss, rel * cpu_loss);
+  const std::vector<VariableSpec> names = (*model)->Variables();
+  for (size_t v = 0; v < params.size(); ++v)
+    ExpectClose(gpu_grads[v], cpu_grads[v], rel, names[v].name.c_str());
+}
+
+TEST(CudaKernelsTest, MlpLossAndGradientMatchTheCpuModelOnFashionMnist) {
+  ExpectOneStepAgrees({100}, 64, 1e-4f);
+}
+
+TEST(CudaKernelsTest, DeeperAndWiderMlpMatchesTheCpuModel) {
+  ExpectOneStepAgrees({512, 256}, 256, 1e-4f);
+  ExpectOneStepAgrees({64, 64, 32}, 33, 1e-4f);  // a batch that fills no tile of cuBLAS's
+}
+
+// The context keeps its device buffers across calls: every step must see that step's variables
+// and batch (none of the last one's), including a batch smaller than the one allocated for.
+TEST(CudaKernelsTest, StepsWithResidentBuffersTrackTheCpuModel) {
+  const Dataset data = FashionMnistOrRandom();
+  const std::vector<int> hidden = {256, 128};
+  auto model = MakeModel("mlp", data.dim, data.classes, hidden);
+  ASSERT_TRUE(model.ok());
+  Params cpu = (*model)->Initialize(3), gpu = cpu;
+  const int n = 128;
+  auto mlp = kernels::CudaMlp::Create(0, {data.dim, hidden, data.classes}, n);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  Params cpu_grads, gpu_grads = ZerosLike(gpu);
+  for (int step = 0; step < 20; ++step) {
+    const int rows = step == 19 ? 50 : n;
+    Batch batch = data.Rows(step * n, rows);
+    const float cpu_loss = (*model)->LossAndGradient(cpu, batch, &cpu_grads);
+    absl::StatusOr<float> gpu_loss =
+        (*mlp)->LossAndGradient(Pointers(gpu), batch.x, batch.y, rows, Pointers(&gpu_grads));
+    ASSERT_TRUE(gpu_loss.ok()) << gpu_loss.status();
+    EXPECT_NEAR(*gpu_loss, cpu_loss, 1e-4 * cpu_loss) << "step " << step;
+    for (size_t v = 0; v < cpu.size(); ++v) {
+      kernels::Axpy(-0.1f, cpu_grads[v], cpu[v]);
+      kernels::Axpy(-0.1f, gpu_grads[v], gpu[v]);
+    }
+  }
+  for (size_t v = 0; v < cpu.size(); ++v) ExpectClose(gpu[v], cpu[v], 1e-4f, "variables");
+  absl::StatusOr<double> ms = (*mlp)->TimeCompute(3);
+  ASSERT_TRUE(ms.ok()) << ms.status();
+  EXPECT_GT(*ms, 0);
+}
+
+TEST(CudaKernelsTest, RejectsABatchLargerThanAllocatedAndWrongVariables) {
+  auto mlp = kernels::CudaMlp::Create(0, {4, {3}, 2}, 8);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  Params p = {std::vector<float>(12), std::vector<float>(3), std::vector<float>(6),
+              std::vector<float>(2)};
+  Params g = ZerosLike(p);
+  std::vector<float> x(9 * 4);
+  std::vector<int32_t> y(9);
+  EXPECT_EQ(
+      (*mlp)->LossAndGradient(Pointers(p), x.data(), y.data(), 9, Pointers(&g)).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  p.pop_back();
+  EXPECT_EQ(
+      (*mlp)->LossAndGradient(Pointers(p), x.data(), y.data(), 8, Pointers(&g)).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
