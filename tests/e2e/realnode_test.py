@@ -473,6 +473,35 @@ class RealNodeTest(unittest.TestCase):
                    not self.pods("tf", "worker"), timeout=90)
         wait_until("their processes to end", lambda: not set(ids) & realnode.running_task_ids(), timeout=60)
 
+    def test_kubeflows_keras_multi_worker_example_converted_runs_with_its_tensorboard_callback(self):
+        # The converted TFJob as shipped in examples/, with only the hostPath moved under build/. Its script
+        # uses tf.keras.callbacks.TensorBoard, which failed at once (TBNotInstalledError) before the example
+        # image carried TensorBoard.
+        manifest = json.loads(kubectl("create", "--dry-run=client", "-o", "json", "-f",
+                                      os.path.join(ROOT, "examples", "tensorflow", "multi-worker-keras.yaml")).stdout)
+        train_dir = shared_dir()
+        template = manifest["spec"]["replicaSpecs"]["Worker"]["template"]
+        template["spec"]["volumes"][0]["hostPath"]["path"] = train_dir
+        template["spec"]["containers"][0]["imagePullPolicy"] = "Never"
+        apply(manifest, self.ns)
+        wait_until("the job to finish", lambda: self.state("multi-worker") in ("Succeeded", "Failed"), timeout=600)
+        logs = {i: kubectl("logs", "-n", self.ns, f"multi-worker-worker-{i}").stdout for i in (0, 1)}
+        self.assertEqual(self.state("multi-worker"), "Succeeded", logs[0][-3000:])
+        done = [realnode.events_in(logs[i], "done") for i in (0, 1)]
+        self.assertEqual([len(d) for d in done], [1, 1], logs)
+        print(f"Keras MultiWorkerMirroredStrategy, 2 workers: accuracy {done[0][0]['accuracy']:.4f}")
+        self.assertGreater(done[0][0]["accuracy"], 0.6)
+        # TensorBoard's own reader (the tests' venv) finds worker 0's epoch scalars.
+        venv = subprocess.run([os.path.join(ROOT, "tests", "python", "venv.sh")], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        read = subprocess.run([os.path.join(venv, "bin", "python"), "-c", (
+            "import sys; from tensorboard.backend.event_processing import event_accumulator as ea\n"
+            "acc = ea.EventAccumulator(sys.argv[1], size_guidance={ea.TENSORS: 0}); acc.Reload()\n"
+            "print(sorted(acc.Tags()['tensors']))"), os.path.join(train_dir, "logs", "train")],
+            capture_output=True, text=True, timeout=120)
+        self.assertEqual(read.returncode, 0, read.stderr)
+        self.assertIn("epoch_loss", read.stdout, f"tags in the event files: {read.stdout}")
+
 
 if __name__ == "__main__":
     realnode.exit_unless_up()
