@@ -63,7 +63,7 @@ class CrdTest(unittest.TestCase):
         spec = get_json("distributedtraining", "defaults", "-n", self.ns)["spec"]
         self.assertEqual(spec["replicaSpecs"]["Worker"]["restartPolicy"], "Never")
         self.assertEqual(spec["runPolicy"], {"cleanPodPolicy": "Running", "backoffLimit": 6,
-                                             "suspend": False})
+                                             "suspend": False, "finalEvaluationGracePeriodSeconds": 60})
         self.assertEqual(spec["successPolicy"], "")
         self.assertEqual(spec["tfConfig"], {"evaluatorInCluster": True})
         m = job("defaults2", Worker=1)
