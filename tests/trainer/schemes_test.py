@@ -1,6 +1,6 @@
 """Every training scheme trains Fashion-MNIST through real processes (`disttrain-trainer local`:
 2 parameter servers, 2 workers, an evaluator fetching checkpoints over gRPC), each to a documented
-test accuracy it reaches here (docs/trainer.md lists them with bench/schemes.py's figures).
+test accuracy it reaches here (docs/trainer.md and docs/notes/trainer-schemes.md list them with bench/schemes.py's figures).
 The thresholds leave about 2 points under what the scheme reached in repeated runs here."""
 import json
 import os

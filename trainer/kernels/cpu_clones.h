@@ -3,8 +3,8 @@
 // machine runs (function multi-versioning through an ifunc): one binary, no -march. The kernels'
 // files are built with -ffp-contract=off, so no version fuses a multiply and an add: every
 // version rounds like the plain loop, and results are bit-identical on every machine.
-// Measured (docs/trainer.md): the async update of a 64 MiB push 12.3 GB/s with SSE2 and 14.7
-// with AVX-512 (trainer_bench --only update); the Fashion-MNIST MLP (trainer/models, also
+// Measured (docs/notes/trainer-data-path.md): the async update of a 64 MiB push 12.3 GB/s with SSE2
+// and 14.7 with AVX-512 (trainer_bench --only update); the Fashion-MNIST MLP (trainer/models, also
 // marked) 33-35k examples/s against 39-41k with one worker and one ps, the same loss to the bit.
 #ifndef DISTTRAIN_TRAINER_KERNELS_CPU_CLONES_H_
 #define DISTTRAIN_TRAINER_KERNELS_CPU_CLONES_H_

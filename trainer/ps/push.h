@@ -4,8 +4,8 @@
 // On the data path (ReceivedPush) the values stay in the gRPC buffers they arrived in until the
 // push is complete, and a rule applies them from there: no copy into a gradient buffer first,
 // and no such buffer (a ps serving 4 workers a 64 MiB model peaked at 2.41-2.47x the model
-// instead of 2.49-2.50x, and push+pull gained 9-13% at 64-256 MiB; docs/trainer.md). Tests and
-// benchmarks give a push as whole vectors (DensePush).
+// instead of 2.49-2.50x, and push+pull gained 9-13% at 64-256 MiB;
+// docs/notes/trainer-data-path.md). Tests and benchmarks give a push as whole vectors (DensePush).
 #ifndef DISTTRAIN_TRAINER_PS_PUSH_H_
 #define DISTTRAIN_TRAINER_PS_PUSH_H_
 

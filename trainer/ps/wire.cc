@@ -144,9 +144,9 @@ size_t TotalSize(const std::vector<grpc::Slice>& slices) {
 // A fixed 1 MiB HTTP/2 window per stream instead of gRPC's BDP-probed one, which grew to tens
 // of MiB per connection: a parameter server serving 4 workers a 64 MiB model peaked at 5x the
 // model's size with it, 2.8x with 2 MiB and 2.53x with 1 MiB (1 MiB blocks), at the same throughput
-// (docs/trainer.md). Reads from the socket of up to 1 MiB instead of gRPC's default chunks:
-// push+pull of a 16 MiB model 3.03 GB/s against 2.63 (medians of 5 alternating runs), the same
-// at 64 and 256 MiB, and the same peak memory.
+// (docs/notes/trainer-data-path.md). Reads from the socket of up to 1 MiB instead of gRPC's default
+// chunks: push+pull of a 16 MiB model 3.03 GB/s against 2.63 (medians of 5 alternating runs), the
+// same at 64 and 256 MiB, and the same peak memory.
 constexpr std::pair<const char*, int> kTransportArgs[] = {
     {"grpc.http2.bdp_probe", 0},
     {"grpc.http2.lookahead_bytes", 1 << 20},
@@ -154,8 +154,8 @@ constexpr std::pair<const char*, int> kTransportArgs[] = {
 };
 
 // kTransportArgs, then DISTTRAIN_GRPC_ARGS ("name=int,name=int"; for transport experiments
-// such as the ones in docs/trainer.md, read by every process of a job). A malformed entry is
-// reported once and ignored.
+// such as the ones in docs/notes/trainer-data-path.md, read by every process of a job). A malformed
+// entry is reported once and ignored.
 std::vector<std::pair<std::string, int>> TransportArgs() {
   std::vector<std::pair<std::string, int>> out(std::begin(kTransportArgs),
                                                std::end(kTransportArgs));

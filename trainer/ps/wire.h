@@ -26,7 +26,7 @@
 namespace disttrain::trainer::wire {
 
 // Transport settings both ends of the data path use (frame sizes, flow-control windows, read
-// sizes); see the measurements in docs/trainer.md.
+// sizes); see the measurements in docs/notes/trainer-data-path.md.
 // A client channel also gets SetReconnectArgs.
 void SetTransportArgs(grpc::ChannelArguments* args);
 void SetTransportArgs(grpc::ServerBuilder* builder);
@@ -34,7 +34,7 @@ void SetTransportArgs(grpc::ServerBuilder* builder);
 // A server that is not up yet (its pod still starting) or restarting is tried again every 100 ms
 // growing to 1 s, and its name resolved again after 1 s at most, instead of gRPC's defaults (1 s
 // growing 1.6x to 120 s; 30 s between resolutions): a parameter server that came up 40 s after
-// the chief was initialised 11 s after it listened (docs/trainer.md).
+// the chief was initialised 11 s after it listened (docs/notes/trainer-data-path.md).
 void SetReconnectArgs(grpc::ChannelArguments* args);
 // An insecure channel with the reconnect arguments, for the control calls (snapshots).
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
@@ -42,9 +42,10 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
 // gRPC's client channel (1.51, iomgr) noticed a TCP connect that completed, after earlier
 // attempts were refused, only when its backup poller ran (every 5 s by default): a chief started
 // 0.05-1 s before its parameter server reached it 5 s after its own start, whatever the delay
-// (4.0-5.0 s after the server listened). Polls every 100 ms instead (docs/trainer.md); a value
-// the user set in GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS wins. Call once at the start of
-// main, before gRPC starts.
+// (4.0-5.0 s after the server listened). Polls every 100 ms instead
+// (docs/notes/trainer-data-path.md); a value the user set in
+// GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS wins. Call once at the start of main, before gRPC
+// starts.
 void PollConnectsPromptly();
 
 // Keeps freed memory mapped, in one malloc arena, so gRPC's read buffers and the copy-on-write

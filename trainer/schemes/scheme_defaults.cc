@@ -17,9 +17,9 @@ struct Row {
   bool rate_over_replicas;  // η is learning_rate / training replicas
 };
 
-// Measured with 1 ps, 2 workers and an evaluator on 2 loaded cores (docs/trainer.md). At 1,000
-// steps and η = 0.1 the other schemes ended at 0.81-0.87 (most 0.84-0.87, 5 runs each), hogwild
-// and dynsgd at 0.79-0.83: they compute one batch per commit, where sync computes n and the
+// Measured with 1 ps, 2 workers and an evaluator on 2 loaded cores (docs/notes/trainer-schemes.md).
+// At 1,000 steps and η = 0.1 the other schemes ended at 0.81-0.87 (most 0.84-0.87, 5 runs each),
+// hogwild and dynsgd at 0.79-0.83: they compute one batch per commit, where sync computes n and the
 // local-step schemes λ = 4.
 // - hogwild: 4,000 commits, the batches the local-step schemes compute in their 1,000. η / n, the
 //   guide's scaling for n asynchronous workers: a larger η does not make up for fewer commits

@@ -1,8 +1,8 @@
 // Per-scheme defaults of the flags whose good value depends on the training scheme: what a scheme
 // trains with when the command line leaves --steps or --learning-rate unset (a flag the user sets
 // always wins; TrainerOptions applies them, trainer/options.h). Every scheme reaches 0.84-0.87
-// test accuracy on Fashion-MNIST with its defaults (docs/trainer.md has the runs). Pure;
-// thread-safe.
+// test accuracy on Fashion-MNIST with its defaults (docs/notes/trainer-schemes.md has the runs).
+// Pure; thread-safe.
 #ifndef DISTTRAIN_TRAINER_SCHEMES_SCHEME_DEFAULTS_H_
 #define DISTTRAIN_TRAINER_SCHEMES_SCHEME_DEFAULTS_H_
 

@@ -28,11 +28,11 @@ struct PsState {
 
 // How many of a server's `partitions` (--ps-connections) a share of `share_bytes` is spread
 // over, each with its own connection: one below two whole 512 KiB chunks (one call per server
-// per step); otherwise one per 32 MiB, at least two and at most all. Measured (docs/trainer.md):
-// the 318 KB MLP trained 35k examples/s over one connection, 27k over two; a 1 MiB model's
-// push+pull moved 1.41-1.70 GB/s over two against 1.12-1.49 over one; 256 MiB 3.62-4.08 over
-// four against 2.94-3.29 over two, while at 64 MiB four held a server serving 4 workers at
-// 2.64-2.68x the model's size in memory against 2.47x with two.
+// per step); otherwise one per 32 MiB, at least two and at most all. Measured
+// (docs/notes/trainer-data-path.md): the 318 KB MLP trained 35k examples/s over one connection, 27k
+// over two; a 1 MiB model's push+pull moved 1.41-1.70 GB/s over two against 1.12-1.49 over one; 256
+// MiB 3.62-4.08 over four against 2.94-3.29 over two, while at 64 MiB four held a server serving 4
+// workers at 2.64-2.68x the model's size in memory against 2.47x with two.
 int PartitionsUsed(size_t share_bytes, int partitions);
 
 class PsClient {
