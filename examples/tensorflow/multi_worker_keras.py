@@ -16,9 +16,19 @@ import sys
 import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# tf.keras as the example was written for it: Keras 2 (tf_keras, in the image). Keras 3's model.fit
+# under MultiWorkerMirroredStrategy fails on TF 2.21 ("Attempt to convert a value (PerReplica...)").
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import tensorflow as tf  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
+
+
+def sharded_by_data(ds):
+    """One IDX file cannot be split by file across workers: each worker takes every n-th batch."""
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return ds.with_options(options)
 
 
 def idx_dataset(prefix):
@@ -47,7 +57,10 @@ def build_and_compile_model():
 
 def own_dir(path, is_chief):
     """The chief writes where it is told; other workers write beside it (Keras' multi-worker convention)."""
-    return path if is_chief else tempfile.mkdtemp(prefix="worker-")
+    if not is_chief:
+        return tempfile.mkdtemp(prefix="worker-")
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 def main():
@@ -66,7 +79,7 @@ def main():
     resolver = strategy.cluster_resolver
     is_chief = resolver.task_type in (None, "chief") or (resolver.task_type == "worker" and resolver.task_id == 0)
     global_batch = args.batch_size * strategy.num_replicas_in_sync
-    train = idx_dataset("train").shuffle(10000, seed=1).repeat().batch(global_batch)
+    train = sharded_by_data(idx_dataset("train").shuffle(10000, seed=1).repeat().batch(global_batch))
     with strategy.scope():
         model = build_and_compile_model()
     callbacks = [
@@ -77,7 +90,7 @@ def main():
     history = model.fit(train, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, callbacks=callbacks,
                         verbose=2)
     model.save(os.path.join(own_dir(args.saved_model_dir, is_chief), "model.keras"))
-    loss, accuracy = model.evaluate(idx_dataset("t10k").batch(1000), verbose=0)
+    loss, accuracy = model.evaluate(sharded_by_data(idx_dataset("t10k").batch(1000)), verbose=0)
     print(json.dumps({"event": "done", "task": f"{resolver.task_type}-{resolver.task_id}", "epochs": args.epochs,
                       "loss": float(loss), "accuracy": float(accuracy),
                       "train_loss": float(history.history["loss"][-1])}), flush=True)
