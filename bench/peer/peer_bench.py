@@ -43,11 +43,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PERF_HZ = 99  # perf record -F for --flamegraph (--perf-hz)
-sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "e2e"))
 from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until  # noqa: E402
 from crd_test import install_crd  # noqa: E402
-from operator_scale import PodWatcher, current_rss_mb, job_manifest, percentile, proc_usage  # noqa: E402
+from scale_harness import PodWatcher, current_rss_mb, job_manifest, percentile, proc_usage  # noqa: E402
 
 PEER_NS = "disttrain-peer-system"
 CHIEF_SECONDS, SPREAD_SECONDS = 15, 0.3
@@ -69,7 +68,7 @@ def free_port():
 
 
 def tfjob_manifest(name, chief_seconds):
-    """The TFJob equivalent of operator_scale.job_manifest."""
+    """The TFJob equivalent of scale_harness.job_manifest."""
     dtr = job_manifest(name, chief_seconds)
     specs = {role: {"replicas": spec["replicas"], "restartPolicy": "Never", "template": spec["template"]}
              for role, spec in dtr["spec"]["replicaSpecs"].items()}

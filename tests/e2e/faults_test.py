@@ -1,15 +1,12 @@
-"""Fault injection between the operator and the API server (bench/operator_faults.py): with 100
+"""Fault injection between the operator and the API server (fault_harness.py): with 100
 jobs running through latency spikes, connection resets, black-holed and stalled connections, an
 API-server restart with a forced 410 and five SIGKILLs of the operator, every job ends in the
 right state, no pod is created twice without cause, no parameter server is left, and the
 operator's requests stay bounded."""
 import json
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-from operator_faults import run_faults  # noqa: E402
+from fault_harness import run_faults
 
 # A retry storm would be thousands per job; a healthy run makes about 20-30 per job (pod,
 # Service, status and event writes, deletes, watches and lists after each restart).

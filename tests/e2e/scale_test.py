@@ -1,10 +1,7 @@
 """100 jobs of 7 pods applied at once all reach Succeeded, and no parameter server is left."""
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-from operator_scale import run_scale  # noqa: E402
+from scale_harness import run_scale
 
 
 class ScaleTest(unittest.TestCase):
