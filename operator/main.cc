@@ -62,6 +62,7 @@ struct Flags {
   std::string leader_election_namespace, leader_election_id = "disttrain-operator-leader";
   std::string metrics_addr = ":8080", probe_addr = ":8081";
   std::string cluster_domain, gang_scheduler = "volcano";
+  bool kueue = false;
   int64_t verbosity = 2;
   bool version = false;
 };
@@ -131,6 +132,11 @@ int RunController(const std::vector<std::string>& args) {
                "Cluster DNS domain appended to TF_CONFIG hosts.");
   flags.String("gang-scheduler", &f.gang_scheduler,
                "PodGroup flavour: volcano or scheduler-plugins.");
+  flags.Bool("kueue", &f.kueue,
+             "Queue jobs labelled kueue.x-k8s.io/queue-name through Kueue (its CRDs must be "
+             "installed, and its configuration must list DistributedTraining.v1.disttrain.io in "
+             "integrations.externalFrameworks): one Workload per job, no pod before admission. "
+             "Off: the label is ignored.");
   flags.Int("v", &f.verbosity, "Log level: 0 errors, 1 warnings, 2 info, 3 debug.");
   flags.Bool("version", &f.version, "Print the version and exit.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
@@ -206,6 +212,17 @@ int RunController(const std::vector<std::string>& args) {
                               .transform = controller::ProjectService,
                               .decode_protobuf = controller::DecodeServiceProjection,
                               .store_encoding = runtime::StoreEncoding::kCbor});
+  // Kueue: the Workloads this operator made (they carry its managed-by label) and the
+  // ResourceFlavors whose node labels and tolerations admitted pods carry.
+  std::unique_ptr<runtime::Informer> workloads, flavors;
+  if (f.kueue) {
+    workloads = std::make_unique<runtime::Informer>(
+        (*client).get(), runtime::InformerOptions{.resource = kube::kWorkloads,
+                                                  .namespace_name = f.namespace_name,
+                                                  .label_selector = selector});
+    flavors = std::make_unique<runtime::Informer>(
+        (*client).get(), runtime::InformerOptions{.resource = kube::kResourceFlavors});
+  }
   runtime::WorkQueue queue({.name = "distributedtraining"}, clock, &metrics);
   runtime::KubeEventRecorder event_writer((*client).get(), "disttrain-operator", clock);
   runtime::BackgroundEventRecorder recorder(&event_writer);
@@ -216,6 +233,10 @@ int RunController(const std::vector<std::string>& args) {
   deps.jobs = &jobs.store();
   deps.pods = &pods.store();
   deps.services = &services.store();
+  if (f.kueue) {
+    deps.workloads = &workloads->store();
+    deps.flavors = &flavors->store();
+  }
   deps.events = &recorder;
   deps.clock = clock;
   deps.build.cluster_domain = f.cluster_domain;
@@ -230,6 +251,8 @@ int RunController(const std::vector<std::string>& args) {
                      reconciler.ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
                    }});
   services.AddHandler(controller::EnqueueServiceOwners(&queue));
+  // A Workload's admission, eviction or deletion queues its job (its job-name label).
+  if (workloads) workloads->AddHandler(controller::EnqueueServiceOwners(&queue));
 
   runtime::Controller controller("distributedtraining", &reconciler, &queue,
                                  static_cast<int>(f.workers), &metrics);
@@ -248,6 +271,10 @@ int RunController(const std::vector<std::string>& args) {
   manager.AddInformer(&jobs);
   manager.AddInformer(&pods);
   manager.AddInformer(&services);
+  if (workloads) {
+    manager.AddInformer(workloads.get());
+    manager.AddInformer(flavors.get());
+  }
   manager.AddController(&controller);
 
   std::thread signal_thread([&manager, signals] {
@@ -264,7 +291,8 @@ int RunController(const std::vector<std::string>& args) {
            {"server", config->server},
            {"namespace", f.namespace_name.empty() ? "(all)" : f.namespace_name},
            {"workers", absl::StrCat(f.workers)},
-           {"leader_elect", f.leader_elect ? "true" : "false"}});
+           {"leader_elect", f.leader_elect ? "true" : "false"},
+           {"kueue", f.kueue ? "true" : "false"}});
   absl::Status status = manager.Run();
   if (!status.ok()) {
     LogError("operator stopped", {{"error", status.ToString()}});

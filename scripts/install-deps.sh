@@ -10,7 +10,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
-  python3 openssl procps iproute2 clang-format
+  python3 python3-yaml openssl procps iproute2 clang-format
   # make sanitize: clang for -Wthread-safety (ASan, UBSan and TSan come with gcc).
   clang
   # The local cluster's real node and its images (tests/cluster/node, scripts/images.sh).

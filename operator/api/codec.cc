@@ -200,6 +200,7 @@ absl::Status DecodeSpec(const json& j, JobSpec* spec) {
   }
   if (const json* run = f.Find("runPolicy")) f.Merge(DecodeRunPolicy(*run, &spec->run_policy));
   f.ReadEnum("successPolicy", kSuccessPolicies, &spec->success_policy);
+  f.ReadString("managedBy", &spec->managed_by);
   if (const json* tc = f.Find("tfConfig")) {
     Fields t(*tc, "spec.tfConfig");
     t.ReadBool("evaluatorInCluster", &spec->tf_config.evaluator_in_cluster);

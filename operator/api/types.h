@@ -77,8 +77,14 @@ struct TfConfigOptions {
   bool evaluator_in_cluster = true;
 };
 
+// spec.managedBy: unset or this value means this operator reconciles the job.
+inline constexpr char kManagedByOperator[] = "disttrain.io/operator";
+
 struct JobSpec {
   std::map<ReplicaType, ReplicaSpec> replica_specs;
+  // The controller that reconciles the job; another than kManagedByOperator (MultiKueue's) means
+  // this operator leaves the job alone. Immutable.
+  std::string managed_by;
   RunPolicy run_policy;
   SuccessPolicy success_policy = SuccessPolicy::kDefault;
   TfConfigOptions tf_config;

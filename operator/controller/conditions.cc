@@ -44,7 +44,8 @@ void AddCondition(api::JobStatus* status, absl::string_view type, bool value,
 }
 
 std::string CurrentState(const api::JobStatus& status) {
-  for (const char* type : {kFailed, kSucceeded, kSuspended, kRestarting, kRunning, kCreated}) {
+  for (const char* type :
+       {kFailed, kSucceeded, kSuspended, kQueued, kRestarting, kRunning, kCreated}) {
     if (IsTrue(status, type)) return type;
   }
   return "";

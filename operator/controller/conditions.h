@@ -6,9 +6,11 @@
 //       +-------------------------> Succeeded / Failed  <-------------+
 //   Suspended while spec.runPolicy.suspend is true (from any non-final state; resuming goes
 //   back to Created until the pods run again).
+//   Queued while a job sent to Kueue (label kueue.x-k8s.io/queue-name) waits for its Workload to
+//   be admitted, first or again after an eviction: no pod exists (operator/queueing).
 //
-// `state` is the single current one: Failed > Succeeded > Suspended > Restarting > Running >
-// Created. Pure functions; thread-safe.
+// `state` is the single current one: Failed > Succeeded > Suspended > Queued > Restarting >
+// Running > Created. Pure functions; thread-safe.
 #ifndef DISTTRAIN_OPERATOR_CONTROLLER_CONDITIONS_H_
 #define DISTTRAIN_OPERATOR_CONTROLLER_CONDITIONS_H_
 
@@ -26,6 +28,9 @@ inline constexpr char kRestarting[] = "Restarting";
 inline constexpr char kSucceeded[] = "Succeeded";
 inline constexpr char kFailed[] = "Failed";
 inline constexpr char kSuspended[] = "Suspended";
+// True while the job waits for Kueue to admit its Workload; reason and message are Kueue's (or
+// Preempted/Evicted with the eviction's message).
+inline constexpr char kQueued[] = "Queued";
 // Not a state: True while the API server refuses to create the job's pods or Services for a
 // reason that retrying alone will not fix (quota, a missing PriorityClass, RBAC) or that has
 // persisted; its message is the API server's. As ReplicaSet's ReplicaFailure/FailedCreate.

@@ -74,10 +74,14 @@ bool JobReconciler::BehindOwnWrite(const std::string& key, const json& cached) {
 absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = deps_.jobs->Get(key);
   if (cached == nullptr) {  // deleted: the GC removes its objects
-    absl::MutexLock lock(&mu_);
-    replaced_.erase(key);
-    first_pass_.erase(key);
-    return runtime::ReconcileResult{};
+    {
+      absl::MutexLock lock(&mu_);
+      replaced_.erase(key);
+      first_pass_.erase(key);
+    }
+    // Kueue's in-use finalizer keeps a deleted job's Workload (and its quota) until its pods
+    // are gone.
+    return runtime::ReconcileResult{ReleaseOrphanWorkloads(key)};
   }
   // The job's status events queue no pass (EnqueueJobs), so this one asks to come back.
   if (BehindOwnWrite(key, *cached)) return runtime::ReconcileResult{kCacheCatchUp};
@@ -105,6 +109,11 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(cached);
   if (job.ok()) {
     if (job->metadata.deletion_timestamp) return runtime::ReconcileResult{};
+    // Another controller's job (MultiKueue dispatches it to a worker cluster and mirrors its
+    // status back): not a single write from this one.
+    if (!job->spec.managed_by.empty() && job->spec.managed_by != api::kManagedByOperator) {
+      return runtime::ReconcileResult{};
+    }
     p.job = *std::move(job);
     api::ApplyDefaults(&p.job);
     if (!FindCondition(p.original, kCreated)) {
@@ -116,6 +125,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
     FailInvalid(p, valid);
   } else {
     ReadChildren(p);
+    FindWorkload(p);
     if (!FindCondition(p.status, kCreated)) {
       SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.started);
     }
@@ -124,7 +134,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
       DeleteAfterTtl(p);
     } else if (p.job.spec.run_policy.suspend) {
       Suspend(p);
-    } else {
+    } else if (Admitted(p)) {  // false: held (Queued) or failed
       Run(p);
     }
     UpdateCounts(p);
@@ -150,6 +160,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   }
   if (p.cleanup_after_write) Cleanup(p);
   ReplaceFailedPods(p);
+  SyncWorkload(p);
   EmitEvents(p);
   if (!p.errors.empty()) {
     const absl::Status& first = p.errors.front();

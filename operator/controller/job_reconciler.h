@@ -30,6 +30,10 @@ struct ReconcilerDeps {
   const runtime::Store* jobs = nullptr;
   const runtime::Store* pods = nullptr;
   const runtime::Store* services = nullptr;
+  // Kueue's Workloads owned by jobs and its ResourceFlavors; null when Kueue support is off
+  // (a job's kueue.x-k8s.io/queue-name label is then ignored).
+  const runtime::Store* workloads = nullptr;
+  const runtime::Store* flavors = nullptr;
   runtime::EventRecorder* events = nullptr;
   runtime::Clock* clock = nullptr;
   // A pass's independent API requests (creating a job's missing replicas after the first,
@@ -78,6 +82,19 @@ class JobReconciler : public runtime::Reconciler {
   // The Evaluated condition once the final evaluation of a succeeded job has an outcome.
   void TrackFinalEvaluation(Pass& p);
   void Run(Pass& p);
+  // Kueue (job_reconciler_queue.cc). Admitted: whether the job may run its pods now, after
+  // creating, replacing or reading its Workload; true for a job not sent to Kueue.
+  bool Admitted(Pass& p);
+  // A job sent to Kueue: finds its Workload (and deletes any other it owns).
+  void FindWorkload(Pass& p);
+  // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
+  void Hold(Pass& p, const std::string& reason, const std::string& message);
+  // After the job's status write: the job side of its Workload's status, and the finalizer.
+  void SyncWorkload(Pass& p);
+  // A deleted job's Workloads: their finalizer goes once the job's pods are gone.
+  std::optional<absl::Duration> ReleaseOrphanWorkloads(const std::string& key);
+  bool CreateWorkload(Pass& p, const nlohmann::json& wanted);
+  void DeleteWorkload(Pass& p, const nlohmann::json& workload, const std::string& why);
   void Suspend(Pass& p);
   void Finish(Pass& p, bool succeeded, const std::string& reason, const std::string& message);
   void Cleanup(Pass& p);

@@ -5,6 +5,7 @@
 #define DISTTRAIN_OPERATOR_CONTROLLER_RECONCILE_PASS_H_
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include "operator/controller/job_reconciler.h"
 #include "operator/controller/pod_state.h"
 #include "operator/controller/running_policy.h"
+#include "operator/queueing/admission.h"
 #include "operator/runtime/event_recorder.h"
 
 namespace disttrain::controller {
@@ -40,6 +42,13 @@ struct JobReconciler::Pass {
   // When the job's first pass ran: `now`, unless that pass left its status write to this one
   // (JobReconciler::FirstWriteWaits). The Created condition and startTime take it.
   absl::Time started;
+  // Kueue: the job is sent to a LocalQueue; its Workload as cached (null: none yet); what
+  // every role's pods carry once admitted (by role); its quota goes back once no pod is left.
+  bool queued = false;
+  std::shared_ptr<const nlohmann::json> workload;
+  std::optional<std::map<std::string, queueing::PodSetInfo>> admission;
+  bool release_quota = false;
+  bool replacing_workload = false;  // the job's Workload of its own name is being deleted
   bool created_pods = false;  // this pass created at least one pod
   bool deleted = false;       // the job itself was deleted (TTL)
   // The job finished in this pass: its pods are cleaned up once the status saying so is

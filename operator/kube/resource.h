@@ -29,6 +29,11 @@ inline const Resource kLeases{"coordination.k8s.io", "v1", "leases"};
 inline const Resource kDistributedTrainings{"disttrain.io", "v1", "distributedtrainings"};
 inline const Resource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
 inline const Resource kCoschedulingPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
+// Kueue (operator/queueing).
+inline const Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
+inline const Resource kResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
+inline const Resource kWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2",
+                                               "workloadpriorityclasses", false};
 
 }  // namespace disttrain::kube
 

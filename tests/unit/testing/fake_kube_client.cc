@@ -140,6 +140,12 @@ absl::Status FakeKubeClient::Patch(const kube::Resource& r, const std::string& n
     it->second.merge_patch(body);
   }
   it->second["metadata"]["resourceVersion"] = absl::StrCat(++rv_);
+  // As the API server: an object being deleted goes once its last finalizer is removed.
+  const json& meta = it->second["metadata"];
+  if (meta.contains("deletionTimestamp") &&
+      (!meta.contains("finalizers") || meta["finalizers"].empty())) {
+    objects_.erase(it);
+  }
   return absl::OkStatus();
 }
 
@@ -153,6 +159,18 @@ absl::Status FakeKubeClient::Delete(const kube::Resource& r, const std::string& 
       *options.precondition_uid != it->second.value("/metadata/uid"_json_pointer, "")) {
     return kube::StatusFromHttp(
         409, R"({"kind":"Status","reason":"Conflict","message":"UID precondition"})", "delete");
+  }
+  json& meta = it->second["metadata"];
+  const bool finalizers = meta.contains("finalizers") && !meta["finalizers"].empty();
+  if (finalizers || (graceful_ && r.plural == "pods")) {
+    // Kept, marked deleting: until its finalizers are removed, or (a pod with a grace period)
+    // until the test deletes it again as the kubelet would once its containers stopped.
+    if (!meta.contains("deletionTimestamp")) {
+      meta["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+      meta["resourceVersion"] = absl::StrCat(++rv_);
+      return absl::OkStatus();
+    }
+    if (finalizers) return absl::OkStatus();
   }
   objects_.erase(it);
   return absl::OkStatus();

@@ -73,6 +73,12 @@ class FakeKubeClient : public kube::KubeClient {
   // The next `times` requests with this verb on this resource ("" = any) fail with `error`
   // instead of being served.
   void FailNext(std::string verb, std::string resource, absl::Status error, int times = 1);
+  // True: deleting a pod marks it terminating (deletionTimestamp) as a grace period would; a
+  // second delete removes it. Objects with finalizers are always kept until they are removed.
+  void SetDeleteGraceful(bool graceful) {
+    absl::MutexLock lock(&mu_);
+    graceful_ = graceful;
+  }
   std::vector<Action> actions() const;
   void ClearActions();
 
@@ -89,6 +95,7 @@ class FakeKubeClient : public kube::KubeClient {
     int times;
   };
   std::vector<Action> actions_ ABSL_GUARDED_BY(mu_);
+  bool graceful_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Failure> failures_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> created_ ABSL_GUARDED_BY(mu_);  // creations per key, for fresh UIDs
 

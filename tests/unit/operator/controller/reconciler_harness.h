@@ -63,9 +63,14 @@ inline json JobJson(json run_policy = json::object()) {
 
 class Harness {
  public:
-  explicit Harness(json job = JobJson()) {
+  // `kueue`: the operator runs with --kueue (Workload and ResourceFlavor caches).
+  explicit Harness(json job = JobJson(), bool kueue = false) {
     client.Put(kube::kDistributedTrainings, std::move(job));
     ReconcilerDeps deps;
+    if (kueue) {
+      deps.workloads = &workloads;
+      deps.flavors = &flavors;
+    }
     deps.client = &client;
     deps.jobs = &jobs;
     deps.pods = &pods;
@@ -91,6 +96,8 @@ class Harness {
     Fill(&jobs, kube::kDistributedTrainings);
     Fill(&pods, kube::kPods);
     Fill(&services, kube::kServices);
+    Fill(&workloads, kube::kWorkloads);
+    Fill(&flavors, kube::kResourceFlavors);
   }
 
   // The kubelet's part: phase, readiness, main container exit code and restarts.
@@ -159,6 +166,7 @@ class Harness {
   mutable disttrain::testing::FakeKubeClient client;
   runtime::FakeClock clock;
   runtime::Store jobs, pods{runtime::StoreEncoding::kCbor}, services{runtime::StoreEncoding::kCbor};
+  runtime::Store workloads, flavors;
   RecordingEvents events;
   std::unique_ptr<JobReconciler> reconciler;
 

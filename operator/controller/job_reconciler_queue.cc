@@ -1,0 +1,322 @@
+// JobReconciler's side of Kueue (operator/queueing): a job labelled kueue.x-k8s.io/queue-name
+// gets one Workload and runs no pod until Kueue admits it; its pods then carry what the
+// admission assigns; an eviction stops them and gives the quota back once they are gone; the
+// Workload learns PodsReady, reclaimablePods and Finished from the job. See job_reconciler.h
+// and docs/kueue.md.
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "operator/api/labels.h"
+#include "operator/controller/conditions.h"
+#include "operator/controller/desired_objects.h"
+#include "operator/controller/job_reconciler.h"
+#include "operator/controller/reconcile_pass.h"
+#include "operator/kube/errors.h"
+#include "operator/queueing/workload.h"
+#include "operator/queueing/workload_status.h"
+
+namespace disttrain::controller {
+
+using nlohmann::json;
+using queueing::WorkloadState;
+
+namespace {
+
+// How long a job whose Workload cannot be made yet (its WorkloadPriorityClass is missing) or
+// whose admission names a ResourceFlavor not yet cached waits before the next look.
+constexpr absl::Duration kQueueRetry = absl::Seconds(5);
+
+bool Live(const PodState& pod) {
+  return pod.terminating || pod.phase == PodPhase::kPending || pod.phase == PodPhase::kRunning ||
+         pod.phase == PodPhase::kUnknown;
+}
+
+std::string NameOf(const json& obj) {
+  return obj.value("/metadata/name"_json_pointer, std::string());
+}
+
+}  // namespace
+
+void JobReconciler::FindWorkload(Pass& p) {
+  if (deps_.workloads == nullptr || queueing::QueueName(p.job).empty()) return;
+  p.queued = true;
+  const std::string name = queueing::WorkloadName(p.job);
+  for (const runtime::ObjectPtr& w : deps_.workloads->ByControllerUid(p.job.metadata.uid)) {
+    if (queueing::ReadWorkload(*w).deleting) {  // SyncWorkload releases it
+      p.replacing_workload = p.replacing_workload || NameOf(*w) == name;
+      continue;
+    }
+    if (NameOf(*w) == name) {
+      p.workload = w;
+    } else if (!IsFinished(p.status)) {
+      DeleteWorkload(p, *w, "it is not the job's own");
+    }
+  }
+}
+
+bool JobReconciler::Admitted(Pass& p) {
+  if (!p.queued) return true;
+  const std::string queue = queueing::QueueName(p.job);
+  const std::string name = queueing::WorkloadName(p.job);
+  absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
+  if (!desired.ok()) {
+    FailInvalid(p, desired.status());
+    return false;
+  }
+  std::vector<queueing::PodSetInput> pod_sets;
+  for (const auto& [type, spec] : p.job.spec.replica_specs) {
+    for (const ReplicaObjects& r : desired->replicas) {
+      if (r.type != type) continue;
+      pod_sets.push_back({std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod});
+      break;
+    }
+  }
+  std::optional<queueing::Priority> priority;
+  if (auto it = p.job.metadata.labels.find(queueing::kPriorityClassLabel);
+      it != p.job.metadata.labels.end()) {
+    priority = queueing::Priority{it->second, 0};
+  }
+  json wanted = queueing::BuildWorkload(p.job, pod_sets, priority);
+
+  if (p.workload == nullptr && p.replacing_workload) {
+    Hold(p, "WorkloadReplaced",
+         absl::StrCat("Workload ", name, " is being deleted; a new one follows once the job's "
+                      "pods are gone"));
+    return false;
+  }
+  if (p.workload == nullptr) {
+    if (CreateWorkload(p, wanted)) {
+      Hold(p, "WaitingForAdmission",
+           absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue));
+    }
+    return false;
+  }
+  const WorkloadState st = queueing::ReadWorkload(*p.workload);
+  if (st.finished) {
+    Finish(p, false, "WorkloadFinished",
+           absl::StrCat("Kueue finished Workload ", name, " before the job ended"));
+    return false;
+  }
+  const bool same = st.quota_reserved ? queueing::SamePodSets(*p.workload, wanted)
+                                      : queueing::Matches(*p.workload, wanted);
+  if (!same) {
+    DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
+    p.workload = nullptr;
+    Hold(p, "WorkloadReplaced",
+         absl::StrCat("the job changed, so Kueue admits it again: Workload ", name,
+                      " is replaced"));
+    return false;
+  }
+  if (st.admitted && !st.evicted) {
+    std::map<std::string, runtime::ObjectPtr> flavors;  // kept alive through PodSetInfos
+    auto flavor = [&](const std::string& n) -> const json* {
+      runtime::ObjectPtr& rf = flavors[n];
+      if (rf == nullptr && deps_.flavors != nullptr) rf = deps_.flavors->Get(n);
+      return rf.get();
+    };
+    absl::StatusOr<std::map<std::string, queueing::PodSetInfo>> infos =
+        queueing::PodSetInfos(*p.workload, flavor);
+    if (!infos.ok()) {
+      p.Requeue(kQueueRetry);
+      Hold(p, "AdmissionUnusable", std::string(infos.status().message()));
+      return false;
+    }
+    p.admission = *std::move(infos);
+    if (IsTrue(p.status, kQueued)) {
+      const std::string message = absl::StrCat("admitted by ClusterQueue ", st.cluster_queue);
+      SetCondition(&p.status, kQueued, false, "Admitted", message, p.now);
+      p.Note("Admitted", message);
+    }
+    return true;
+  }
+  std::string reason = "WaitingForAdmission", message;
+  if (st.evicted) {
+    reason = st.evicted_reason == "Preempted" ? "Preempted" : "Evicted";
+    message = absl::StrCat("evicted by Kueue (", st.evicted_reason, "): ", st.evicted_message,
+                           "; queued again");
+  } else if (st.quota_reserved) {
+    reason = "WaitingForAdmissionChecks";
+    message = st.waiting_message.empty() ? "quota reserved; waiting for admission checks"
+                                         : st.waiting_message;
+  } else if (!st.waiting_reason.empty()) {
+    reason = st.waiting_reason;  // Kueue's: Pending, Inadmissible
+    message = st.waiting_message;
+  } else {
+    message = absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue);
+  }
+  Hold(p, reason, message);
+  return false;
+}
+
+void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& message) {
+  int live = 0;
+  for (auto& [id, pod] : p.pods) {
+    if (!Live(pod)) continue;  // succeeded pods stay (remembered); failed ones hold nothing
+    ++live;
+    if (pod.terminating || Deleted(pod.uid)) continue;
+    // Deleted with the pod's own grace period: the chief checkpoints on SIGTERM.
+    if (absl::Status s = DeletePod(p, pod, false); !s.ok()) p.Error("FailedDeletePod", s);
+  }
+  p.release_quota = live == 0;
+  const api::Condition* before = FindCondition(p.original, kQueued);
+  const bool news = before == nullptr || !before->status || before->reason != reason ||
+                    before->message != message;
+  SetCondition(&p.status, kQueued, true, reason, message, p.now);
+  SetCondition(&p.status, kRunning, false, "Queued", "the job waits for Kueue", p.now);
+  SetCondition(&p.status, kRestarting, false, "Queued", "the job waits for Kueue", p.now);
+  // As for a resumed job: activeDeadlineSeconds counts from the (re)admission.
+  p.status.start_time.reset();
+  if (news) {
+    if (reason == "Preempted" || reason == "Evicted" || reason == "Inadmissible" ||
+        reason == "WorkloadPriorityClassNotFound" || reason == "AdmissionUnusable") {
+      p.Warn(reason, message);
+    } else {
+      p.Note("Queued", absl::StrCat(reason, ": ", message));
+    }
+  }
+}
+
+bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
+  json workload = wanted;
+  if (workload.contains("/spec/priorityClassRef"_json_pointer)) {
+    const std::string cls = workload.at("/spec/priorityClassRef/name"_json_pointer);
+    absl::StatusOr<json> wpc = deps_.client->Get(kube::kWorkloadPriorityClasses, "", cls);
+    if (!wpc.ok()) {
+      if (kube::IsNotFound(wpc.status())) {
+        p.Requeue(kQueueRetry);
+        Hold(p, "WorkloadPriorityClassNotFound",
+             absl::StrCat("WorkloadPriorityClass ", cls, " (label ",
+                          queueing::kPriorityClassLabel, ") does not exist"));
+      } else {
+        p.Error("FailedCreateWorkload", wpc.status());
+        Hold(p, "FailedCreateWorkload", std::string(wpc.status().message()));
+      }
+      return false;
+    }
+    workload["spec"]["priority"] = wpc->value("value", 0);
+  }
+  absl::StatusOr<json> r =
+      deps_.client->Create(kube::kWorkloads, p.job.metadata.namespace_name, workload);
+  if (!r.ok() && !kube::IsAlreadyExists(r.status())) {
+    if (r.status().code() == absl::StatusCode::kInvalidArgument) {
+      Finish(p, false, "InvalidWorkload",
+             absl::StrCat("Kueue refused the job's Workload: ", r.status().message()));
+    } else {  // e.g. Kueue's webhook unreachable: retried with backoff, the job held meanwhile
+      p.Error("FailedCreateWorkload", r.status());
+      Hold(p, "FailedCreateWorkload", std::string(r.status().message()));
+    }
+    return false;
+  }
+  p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", NameOf(workload)));
+  return true;
+}
+
+void JobReconciler::DeleteWorkload(Pass& p, const json& workload, const std::string& why) {
+  const std::string& ns = p.job.metadata.namespace_name;
+  absl::Status s = deps_.client->Delete(kube::kWorkloads, ns, NameOf(workload));
+  if (!s.ok() && !kube::IsNotFound(s)) {
+    p.Error("FailedDeleteWorkload", s);
+    return;
+  }
+  p.Note("DeletedWorkload", absl::StrCat("deleted Kueue Workload ", NameOf(workload), ": ", why));
+}
+
+void JobReconciler::SyncWorkload(Pass& p) {
+  if (!p.queued) return;
+  const std::string& ns = p.job.metadata.namespace_name;
+  bool any_live = false;
+  for (const auto& [id, pod] : p.pods) any_live = any_live || Live(pod);
+  // A Workload being deleted (replaced, or deleted by someone) keeps its quota until the pods
+  // it admitted are gone.
+  for (const runtime::ObjectPtr& w : deps_.workloads->ByControllerUid(p.job.metadata.uid)) {
+    if (!queueing::ReadWorkload(*w).deleting || any_live) continue;
+    if (std::optional<json> patch = queueing::RemoveFinalizerPatch(*w)) {
+      absl::Status s = deps_.client->Patch(kube::kWorkloads, ns, NameOf(*w),
+                                           kube::PatchType::kMerge, *patch);
+      if (!s.ok() && !kube::IsNotFound(s)) p.Error("FailedUpdateWorkload", s);
+    }
+  }
+  if (p.workload == nullptr) return;
+  const WorkloadState st = queueing::ReadWorkload(*p.workload);
+  const std::string name = NameOf(*p.workload);
+  if (st.finished) {
+    if (std::optional<json> patch = queueing::RemoveFinalizerPatch(*p.workload)) {
+      absl::Status s =
+          deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch);
+      if (!s.ok() && !kube::IsNotFound(s)) p.Error("FailedUpdateWorkload", s);
+    }
+    return;
+  }
+  queueing::JobSide want;
+  if (IsFinished(p.status)) {
+    // The quota goes back once the pods holding it are gone (cleanPodPolicy None keeps them on
+    // purpose: then at once).
+    if (any_live && p.job.spec.run_policy.clean_pod_policy != api::CleanPodPolicy::kNone) return;
+    const bool succeeded = IsTrue(p.status, kSucceeded);
+    const api::Condition* c = FindCondition(p.status, succeeded ? kSucceeded : kFailed);
+    want.finished = queueing::JobSide::Finish{succeeded, c ? c->message : ""};
+  } else if (p.release_quota) {
+    want.release_quota = true;
+  } else if (p.admission) {
+    want.pods_ready = IsTrue(p.status, kRunning);
+    for (const auto& [type, rs] : p.status.replica_statuses) {
+      if (!rs.succeeded_indexes.empty()) {
+        want.reclaimable[std::string(api::ReplicaTypeRole(type))] =
+            static_cast<int>(rs.succeeded_indexes.size());
+      }
+    }
+  } else {
+    return;
+  }
+  std::optional<json> patch = queueing::JobSideStatusPatch(*p.workload, want, p.now);
+  if (!patch) return;
+  absl::Status s = deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge,
+                                       *patch, "status");
+  if (!s.ok() && !kube::IsNotFound(s)) {
+    p.Error("FailedUpdateWorkload", s);
+    return;
+  }
+  if (want.release_quota) {
+    p.Note("QuotaReleased", absl::StrCat("every pod is gone: Workload ", name,
+                                         " gave its quota back and is queued again"));
+  }
+}
+
+std::optional<absl::Duration> JobReconciler::ReleaseOrphanWorkloads(const std::string& key) {
+  if (deps_.workloads == nullptr) return std::nullopt;
+  const size_t slash = key.find('/');
+  const std::string ns = key.substr(0, slash), job = key.substr(slash + 1);
+  std::optional<absl::Duration> requeue;
+  for (const runtime::ObjectPtr& w : deps_.workloads->ByNamespace(ns)) {
+    if (w->value("/metadata/labels"_json_pointer, json::object()).value(api::kLabelJobName, "") !=
+        job) {
+      continue;
+    }
+    const WorkloadState st = queueing::ReadWorkload(*w);
+    if (!st.deleting || !st.has_finalizer) continue;
+    const json owners = w->value("/metadata/ownerReferences"_json_pointer, json::array());
+    const std::string uid = owners.empty() ? "" : owners[0].value("uid", "");
+    bool live = false;
+    for (const runtime::ObjectPtr& pod : deps_.pods->ByControllerUid(uid)) {
+      if (std::optional<PodState> s = ReadPodState(*pod)) live = live || Live(*s);
+    }
+    if (live) {
+      requeue = absl::Seconds(1);
+      continue;
+    }
+    if (std::optional<json> patch = queueing::RemoveFinalizerPatch(*w)) {
+      absl::Status s =
+          deps_.client->Patch(kube::kWorkloads, ns, NameOf(*w), kube::PatchType::kMerge, *patch);
+      if (!s.ok() && !kube::IsNotFound(s)) {
+        LogWarning("could not release a deleted job's Workload",
+                   {{"workload", NameOf(*w)}, {"error", std::string(s.message())}});
+        requeue = absl::Seconds(1);
+      }
+    }
+  }
+  return requeue;
+}
+
+}  // namespace disttrain::controller

@@ -1,0 +1,157 @@
+#include "operator/queueing/admission.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "operator/queueing/workload.h"
+
+namespace disttrain::queueing {
+namespace {
+
+using nlohmann::json;
+
+const json* Condition(const json& workload, const char* type) {
+  const json* conditions = nullptr;
+  if (auto s = workload.find("status"); s != workload.end() && s->is_object()) {
+    if (auto c = s->find("conditions"); c != s->end() && c->is_array()) conditions = &*c;
+  }
+  if (conditions == nullptr) return nullptr;
+  for (const json& c : *conditions) {
+    if (c.is_object() && c.value("type", "") == type) return &c;
+  }
+  return nullptr;
+}
+
+bool IsTrue(const json& workload, const char* type) {
+  const json* c = Condition(workload, type);
+  return c != nullptr && c->value("status", "") == "True";
+}
+
+// Adds key=value to `into`; a key already there with another value is a conflict.
+absl::Status MergeInto(std::map<std::string, std::string>* into, const json& from,
+                       const std::string& what) {
+  if (!from.is_object()) return absl::OkStatus();
+  for (const auto& [k, v] : from.items()) {
+    if (!v.is_string()) continue;
+    auto [it, inserted] = into->emplace(k, v.get<std::string>());
+    if (!inserted && it->second != v.get<std::string>()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", k, " is both \"", it->second,
+                                                     "\" and \"", v.get<std::string>(), "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+WorkloadState ReadWorkload(const json& workload) {
+  WorkloadState s;
+  s.quota_reserved = IsTrue(workload, kQuotaReserved);
+  s.admitted = IsTrue(workload, kAdmitted);
+  s.evicted = IsTrue(workload, kEvicted);
+  s.finished = IsTrue(workload, kFinished);
+  s.pods_ready = IsTrue(workload, kPodsReady);
+  s.deleting = workload.contains("/metadata/deletionTimestamp"_json_pointer) &&
+               !workload.at("/metadata/deletionTimestamp"_json_pointer).is_null();
+  for (const json& f : workload.value("/metadata/finalizers"_json_pointer, json::array())) {
+    if (f.is_string() && f.get<std::string>() == kResourceInUseFinalizer) {
+      s.has_finalizer = true;
+    }
+  }
+  s.cluster_queue = workload.value("/status/admission/clusterQueue"_json_pointer, std::string());
+  for (const char* type : {kQuotaReserved, kAdmitted}) {
+    const json* c = Condition(workload, type);
+    if (c != nullptr && c->value("status", "") == "False") {
+      s.waiting_reason = c->value("reason", "");
+      s.waiting_message = c->value("message", "");
+      break;
+    }
+  }
+  if (const json* c = Condition(workload, kEvicted); c != nullptr && s.evicted) {
+    s.evicted_reason = c->value("reason", "");
+    s.evicted_message = c->value("message", "");
+  }
+  for (const json& r : workload.value("/status/reclaimablePods"_json_pointer, json::array())) {
+    if (r.is_object() && r.contains("name")) s.reclaimable[r.value("name", "")] = r.value("count", 0);
+  }
+  return s;
+}
+
+absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& workload,
+                                                              const FlavorLookup& flavor) {
+  std::map<std::string, PodSetInfo> out;
+  const std::string queue = workload.value("/spec/queueName"_json_pointer, std::string());
+  const std::string cluster_queue =
+      workload.value("/status/admission/clusterQueue"_json_pointer, std::string());
+  for (const json& a :
+       workload.value("/status/admission/podSetAssignments"_json_pointer, json::array())) {
+    const std::string name = a.value("name", "");
+    PodSetInfo& info = out[name];
+    info.labels["kueue.x-k8s.io/podset"] = name;
+    if (!queue.empty()) info.labels["kueue.x-k8s.io/local-queue-name"] = queue;
+    if (!cluster_queue.empty()) info.labels["kueue.x-k8s.io/cluster-queue-name"] = cluster_queue;
+    std::set<std::string> seen;
+    const json flavors = a.value("flavors", json::object());
+    for (const auto& [resource, flavor_name] : flavors.items()) {
+      if (!flavor_name.is_string() || !seen.insert(flavor_name.get<std::string>()).second) continue;
+      const json* rf = flavor(flavor_name.get<std::string>());
+      if (rf == nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("ResourceFlavor ", flavor_name.get<std::string>(), " of pod set ", name,
+                         " does not exist"));
+      }
+      if (absl::Status s = MergeInto(&info.node_selector,
+                                     rf->value("/spec/nodeLabels"_json_pointer, json::object()),
+                                     "node label");
+          !s.ok()) {
+        return s;
+      }
+      for (const json& t : rf->value("/spec/tolerations"_json_pointer, json::array())) {
+        info.tolerations.push_back(t);
+      }
+    }
+  }
+  for (const json& check : workload.value("/status/admissionChecks"_json_pointer, json::array())) {
+    for (const json& u : check.value("podSetUpdates", json::array())) {
+      auto it = out.find(u.value("name", ""));
+      if (it == out.end()) continue;
+      PodSetInfo& info = it->second;
+      for (auto [field, into] : {std::pair{"labels", &info.labels},
+                                 std::pair{"annotations", &info.annotations},
+                                 std::pair{"nodeSelector", &info.node_selector}}) {
+        if (absl::Status s = MergeInto(into, u.value(field, json::object()), field); !s.ok())
+          return s;
+      }
+      for (const json& t : u.value("tolerations", json::array())) info.tolerations.push_back(t);
+    }
+  }
+  return out;
+}
+
+absl::Status ApplyPodSetInfo(const PodSetInfo& info, json* pod) {
+  json& meta = (*pod)["metadata"];
+  for (const auto& [k, v] : info.labels) meta["labels"][k] = v;
+  for (const auto& [k, v] : info.annotations) meta["annotations"][k] = v;
+  json& spec = (*pod)["spec"];
+  for (const auto& [k, v] : info.node_selector) {
+    json& selector = spec["nodeSelector"];
+    if (selector.contains(k) && selector[k] != v) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the pod template's nodeSelector ", k, "=", selector[k].dump(),
+                       " contradicts the admitted flavor's node label ", k, "=", v));
+    }
+    selector[k] = v;
+  }
+  for (const json& t : info.tolerations) {
+    json& list = spec["tolerations"];
+    if (!list.is_array()) list = json::array();
+    if (std::find(list.begin(), list.end(), t) == list.end()) list.push_back(t);
+  }
+  for (const std::string& g : info.scheduling_gates) {
+    spec["schedulingGates"].push_back({{"name", g}});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace disttrain::queueing

@@ -1,0 +1,67 @@
+// What Kueue decided about a job's Workload, read from its status: waiting (and why), admitted
+// (and what every role's pods must carry), evicted, finished. Pure functions; thread-safe.
+#ifndef DISTTRAIN_OPERATOR_QUEUEING_ADMISSION_H_
+#define DISTTRAIN_OPERATOR_QUEUEING_ADMISSION_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace disttrain::queueing {
+
+// Kueue's Workload condition types.
+inline constexpr char kQuotaReserved[] = "QuotaReserved";
+inline constexpr char kAdmitted[] = "Admitted";
+inline constexpr char kEvicted[] = "Evicted";
+inline constexpr char kPodsReady[] = "PodsReady";
+inline constexpr char kFinished[] = "Finished";
+inline constexpr char kRequeued[] = "Requeued";
+
+struct WorkloadState {
+  bool quota_reserved = false;
+  bool admitted = false;  // Admitted=True (quota reserved and every admission check ready)
+  bool evicted = false;
+  bool finished = false;
+  bool deleting = false;  // deletionTimestamp set
+  bool pods_ready = false;
+  bool has_finalizer = false;
+  std::string cluster_queue;
+  // Why it waits: QuotaReserved=False's reason and message ("Inadmissible: LocalQueue q doesn't
+  // exist", "Pending: couldn't assign flavors ..."), else Admitted=False's.
+  std::string waiting_reason, waiting_message;
+  std::string evicted_reason, evicted_message;  // "Preempted", "PodsReadyTimeout", ...
+  std::map<std::string, int> reclaimable;       // status.reclaimablePods
+};
+
+WorkloadState ReadWorkload(const nlohmann::json& workload);
+
+// What every pod of one PodSet carries once admitted (Kueue's PodSetInfo): the node labels and
+// tolerations of the ResourceFlavors it was assigned, Kueue's labels (podset, local and cluster
+// queue), and the admission checks' podSetUpdates.
+struct PodSetInfo {
+  std::map<std::string, std::string> node_selector, labels, annotations;
+  nlohmann::json tolerations = nlohmann::json::array();
+  std::vector<std::string> scheduling_gates;
+};
+
+// A ResourceFlavor by name, or nullptr when it does not exist.
+using FlavorLookup = std::function<const nlohmann::json*(const std::string&)>;
+
+// The PodSetInfo of every PodSet of an admitted Workload, by PodSet name. FailedPrecondition
+// when a flavor it names does not exist; InvalidArgument when two sources disagree on a label,
+// annotation or node selector key.
+absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const nlohmann::json& workload,
+                                                              const FlavorLookup& flavor);
+
+// Merges `info` into a pod the operator is about to create. InvalidArgument when the pod's own
+// node selector gives a key another value (it could never land on the admitted flavor).
+absl::Status ApplyPodSetInfo(const PodSetInfo& info, nlohmann::json* pod);
+
+}  // namespace disttrain::queueing
+
+#endif  // DISTTRAIN_OPERATOR_QUEUEING_ADMISSION_H_

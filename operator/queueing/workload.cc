@@ -1,0 +1,120 @@
+#include "operator/queueing/workload.h"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/ascii.h"
+#include "operator/api/labels.h"
+
+namespace disttrain::queueing {
+namespace {
+
+using nlohmann::json;
+
+std::string Sha1Hex(const std::string& text) {
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  std::string hex;
+  for (unsigned char b : digest) absl::StrAppend(&hex, absl::StrFormat("%02x", b));
+  return hex;
+}
+
+// The part of a pod's spec that Kueue reads to count and place it. Env (TF_CONFIG), commands
+// and volumes stay out: they differ between replicas and Kueue does not read them.
+json TemplateOf(const json& pod) {
+  json spec = json::object();
+  const json& from = pod.value("spec", json::object());
+  auto containers = [](const json& list) {
+    json out = json::array();
+    for (const json& c : list) {
+      json k = {{"name", c.value("name", "")}, {"image", c.value("image", "")}};
+      if (c.contains("resources")) k["resources"] = c["resources"];
+      out.push_back(std::move(k));
+    }
+    return out;
+  };
+  spec["containers"] = containers(from.value("containers", json::array()));
+  if (from.contains("initContainers"))
+    spec["initContainers"] = containers(from["initContainers"]);
+  for (const char* key : {"nodeSelector", "affinity", "tolerations", "priorityClassName",
+                          "overhead", "runtimeClassName", "schedulerName"}) {
+    if (from.contains(key)) spec[key] = from[key];
+  }
+  return {{"spec", std::move(spec)}};
+}
+
+std::string Annotation(const json& obj, const char* key) {
+  const json& a = obj.value("/metadata/annotations"_json_pointer, json::object());
+  return a.value(key, "");
+}
+
+}  // namespace
+
+std::string QueueName(const api::DistributedTraining& job) {
+  auto it = job.metadata.labels.find(kQueueNameLabel);
+  return it == job.metadata.labels.end() ? "" : it->second;
+}
+
+std::string WorkloadName(const api::DistributedTraining& job) {
+  std::string prefix = absl::StrCat(absl::AsciiStrToLower(api::kKind), "-", job.metadata.name);
+  if (prefix.size() > 247) prefix.resize(247);
+  const std::string digest = Sha1Hex(absl::StrCat(api::kKind, "\n", api::kGroup, "\n",
+                                                  job.metadata.name, "\n", job.metadata.uid));
+  return absl::StrCat(prefix, "-", digest.substr(0, 5));
+}
+
+json BuildWorkload(const api::DistributedTraining& job, const std::vector<PodSetInput>& pod_sets,
+                   const std::optional<Priority>& priority) {
+  json sets = json::array();
+  for (const PodSetInput& in : pod_sets) {
+    if (in.count <= 0) continue;
+    sets.push_back({{"name", in.name}, {"count", in.count}, {"template", TemplateOf(in.pod)}});
+  }
+  json labels = {{api::kLabelManagedBy, api::kManagedByValue},
+                 {api::kLabelJobName, job.metadata.name},
+                 {kJobUidLabel, job.metadata.uid}};
+  json spec = {{"queueName", QueueName(job)}, {"podSets", sets}};
+  if (priority) {
+    spec["priorityClassRef"] = {{"group", "kueue.x-k8s.io"},
+                                {"kind", "WorkloadPriorityClass"},
+                                {"name", priority->class_name}};
+    spec["priority"] = priority->value;
+  }
+  return {
+      {"apiVersion", "kueue.x-k8s.io/v1beta2"},
+      {"kind", "Workload"},
+      {"metadata",
+       {{"name", WorkloadName(job)},
+        {"namespace", job.metadata.namespace_name},
+        {"labels", labels},
+        {"annotations", {{kPodSetsDigestAnnotation, Sha1Hex(sets.dump())}}},
+        {"finalizers", {kResourceInUseFinalizer}},
+        {"ownerReferences",
+         {{{"apiVersion", api::kApiVersion},
+           {"kind", api::kKind},
+           {"name", job.metadata.name},
+           {"uid", job.metadata.uid},
+           {"controller", true},
+           {"blockOwnerDeletion", true}}}}}},
+      {"spec", spec}};
+}
+
+bool SamePodSets(const json& existing, const json& wanted) {
+  return Annotation(existing, kPodSetsDigestAnnotation) ==
+         Annotation(wanted, kPodSetsDigestAnnotation);
+}
+
+bool Matches(const json& existing, const json& wanted) {
+  auto priority = [](const json& w) {
+    return w.value("/spec/priorityClassRef/name"_json_pointer, std::string());
+  };
+  return SamePodSets(existing, wanted) &&
+         existing.value("/spec/queueName"_json_pointer, std::string()) ==
+             wanted.value("/spec/queueName"_json_pointer, std::string()) &&
+         priority(existing) == priority(wanted);
+}
+
+}  // namespace disttrain::queueing

@@ -1,0 +1,68 @@
+// The Kueue Workload of a DistributedTraining: Kueue's contract for a job type it does not
+// compile in ("external framework"): the job's controller creates one Workload per job, owned by
+// it, with one PodSet per role, and follows its admission (admission.h) and writes the job side
+// of its status (workload_status.h). Pure functions; thread-safe.
+#ifndef DISTTRAIN_OPERATOR_QUEUEING_WORKLOAD_H_
+#define DISTTRAIN_OPERATOR_QUEUEING_WORKLOAD_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "operator/api/types.h"
+
+namespace disttrain::queueing {
+
+// The job's labels Kueue users write, and what Kueue's own job controllers put on a Workload.
+inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
+inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
+inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
+// Set by MultiKueue on a job it copies to a worker cluster: the Workload already exists there.
+inline constexpr char kPrebuiltWorkloadLabel[] = "kueue.x-k8s.io/prebuilt-workload-name";
+inline constexpr char kResourceInUseFinalizer[] = "kueue.x-k8s.io/resource-in-use";
+// On the Workload: a digest of its PodSets as built from the job, to tell when the job's spec
+// changed in a way Kueue must admit again (replicas, resources, the pod templates).
+inline constexpr char kPodSetsDigestAnnotation[] = "disttrain.io/podsets-digest";
+
+// The LocalQueue the job is sent to ("" when it is not sent to Kueue).
+std::string QueueName(const api::DistributedTraining& job);
+
+// Kueue's own name for the Workload of a job (jobframework's GetWorkloadNameForOwnerWithGVK):
+// "distributedtraining-<job>-<first 5 hex digits of sha1(kind\ngroup\nname\nuid)>", the prefix
+// cut to 247 characters.
+std::string WorkloadName(const api::DistributedTraining& job);
+
+// One role of the job as Kueue counts it.
+struct PodSetInput {
+  std::string name;  // the role: "chief", "ps", "worker", "evaluator"
+  int32_t count = 0;
+  nlohmann::json pod;  // one replica's pod as the operator creates it
+};
+
+// The WorkloadPriorityClass named by the job's kueue.x-k8s.io/priority-class label.
+struct Priority {
+  std::string class_name;
+  int32_t value = 0;
+};
+
+// The Workload to create for `job`: owned by it (controller reference), labelled with its UID,
+// name and the operator's managed-by label, Kueue's in-use finalizer, queueName from the job's
+// label, the priority when given, and one PodSet per role with replicas (count, and a template
+// holding the pod's scheduling-relevant spec: containers with their requests, init containers,
+// node selector, affinity, tolerations, priority class, overhead).
+nlohmann::json BuildWorkload(const api::DistributedTraining& job,
+                             const std::vector<PodSetInput>& pod_sets,
+                             const std::optional<Priority>& priority);
+
+// Whether an existing Workload still stands for the job: same PodSets (by digest), queue and
+// priority class. A Workload that does not is replaced, as Kueue's job controllers do.
+bool Matches(const nlohmann::json& existing, const nlohmann::json& wanted);
+// Whether only the PodSets match: what counts once quota is reserved (Kueue refuses a change of
+// queueName then, and a new priority class only matters for a Workload still waiting).
+bool SamePodSets(const nlohmann::json& existing, const nlohmann::json& wanted);
+
+}  // namespace disttrain::queueing
+
+#endif  // DISTTRAIN_OPERATOR_QUEUEING_WORKLOAD_H_

@@ -1,0 +1,173 @@
+"""Kueue (sigs.k8s.io/kueue, pinned in tests/cluster/tools/versions.env) as a process against the
+local control plane, as the queueing suite and its benchmark need it: its CRDs, its webhooks
+served on a loopback port with a self-signed certificate (the API server calls them by URL),
+and a configuration whose integrations.externalFrameworks names DistributedTraining.
+
+Kueue's manager always reads a metrics certificate from /etc/kueue/metrics/certs once its
+internal certificate management is off (cmd/kueue/main.go); the harness writes a self-signed
+one there when none exists (the suite runs as root, as the real node's does).
+"""
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+import ssl
+
+import yaml
+
+from kube import KUBECONFIG, ROOT, apply, kubectl, wait_until
+
+KUEUE_DIR = os.path.join(ROOT, "build", "tools", "kueue")
+LOG_DIR = os.path.join(ROOT, "build", "e2e-logs")
+METRICS_CERTS = "/etc/kueue/metrics/certs"
+EXTERNAL_FRAMEWORK = "DistributedTraining.v1.disttrain.io"
+# CRDs whose versions Kueue converts through its /convert webhook (config/components/crd/patches).
+CONVERTED = {"localqueues", "clusterqueues", "cohorts", "workloads", "multikueueclusters"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def self_signed(folder, name, san="IP:127.0.0.1"):
+    """A CA and a serving certificate for `san` in `folder` (tls.crt, tls.key, ca.crt)."""
+    os.makedirs(folder, exist_ok=True)
+    run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)
+    ca_key, ca_crt = os.path.join(folder, "ca.key"), os.path.join(folder, "ca.crt")
+    key, csr, crt = (os.path.join(folder, f) for f in ("tls.key", "tls.csr", "tls.crt"))
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", f"/CN={name}-ca",
+        "-keyout", ca_key, "-out", ca_crt)
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}", "-keyout", key, "-out", csr)
+    ext = os.path.join(folder, "san.ext")
+    with open(ext, "w") as f:
+        f.write(f"subjectAltName={san}\n")
+    run("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial", "-days", "30",
+        "-extfile", ext, "-out", crt)
+    with open(ca_crt, "rb") as f:
+        return base64.b64encode(f.read()).decode()
+
+
+class Kueue:
+    """One Kueue manager; install() once per cluster (CRDs and webhook configurations), then
+    start()/stop() as a test needs (stopping it leaves its webhooks registered, failing closed,
+    as a crashed Kueue would)."""
+
+    def __init__(self, name="kueue", wait_for_pods_ready=None):
+        if not os.path.exists(os.path.join(KUEUE_DIR, "kueue")):
+            raise AssertionError(f"Kueue is not built: run `make tools` ({KUEUE_DIR})")
+        self.name = name
+        self.folder = os.path.join(LOG_DIR, name)
+        self.webhook_port = free_port()
+        self.health_port = free_port()
+        self.wait_for_pods_ready = wait_for_pods_ready
+        self.proc = None
+        self.log_path = os.path.join(LOG_DIR, f"{name}.log")
+
+    # --- installation ---------------------------------------------------------------------------
+    def install(self):
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.ca_bundle = self_signed(os.path.join(self.folder, "webhook"), "kueue-webhook")
+        if not os.path.exists(os.path.join(METRICS_CERTS, "tls.crt")):
+            self_signed(METRICS_CERTS, "kueue-metrics")
+        url = lambda path: {"url": f"https://127.0.0.1:{self.webhook_port}{path}", "caBundle": self.ca_bundle}
+        crds = []
+        crd_dir = os.path.join(KUEUE_DIR, "crd")
+        for f in sorted(os.listdir(crd_dir)):
+            with open(os.path.join(crd_dir, f)) as fh:
+                crd = yaml.safe_load(fh)
+            if crd["spec"]["names"]["plural"] in CONVERTED:
+                crd["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
+                    "clientConfig": url("/convert"), "conversionReviewVersions": ["v1"]}}
+            crds.append(crd)
+        # Server-side: Kueue's CRDs are larger than client-side apply's last-applied annotation allows.
+        kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
+                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds}), timeout=120)
+        for crd in crds:
+            kubectl("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s")
+        configs = []
+        with open(os.path.join(KUEUE_DIR, "webhook-manifests.yaml")) as fh:
+            for doc in yaml.safe_load_all(fh):
+                if not doc:
+                    continue
+                # Only the webhooks of Kueue's own resources: no built-in job integration is enabled.
+                hooks = [h for h in doc.get("webhooks", [])
+                         if all(g == "kueue.x-k8s.io" for r in h.get("rules", []) for g in r.get("apiGroups", []))]
+                for h in hooks:
+                    h["clientConfig"] = url(h["clientConfig"]["service"]["path"])
+                doc["webhooks"] = hooks
+                doc["metadata"] = {"name": f"disttrain-e2e-{doc['metadata']['name']}"}
+                configs.append(doc)
+        self.webhook_configs = [(d["kind"].lower(), d["metadata"]["name"]) for d in configs]
+        apply({"apiVersion": "v1", "kind": "List", "items": configs})
+        return self
+
+    def config(self):
+        cfg = {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+            "namespace": "kueue-system",
+            "leaderElection": {"leaderElect": False},
+            "internalCertManagement": {"enable": False},
+            "webhook": {"host": "127.0.0.1", "port": self.webhook_port,
+                        "certDir": os.path.join(self.folder, "webhook")},
+            "metrics": {"bindAddress": "0"},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{self.health_port}"},
+            "manageJobsWithoutQueueName": False,
+            "integrations": {"frameworks": ["batch/job"], "externalFrameworks": [EXTERNAL_FRAMEWORK]},
+        }
+        if self.wait_for_pods_ready:
+            cfg["waitForPodsReady"] = {"timeout": self.wait_for_pods_ready, "blockAdmission": False}
+        return cfg
+
+    # --- the process ----------------------------------------------------------------------------
+    def start(self):
+        path = os.path.join(self.folder, "config.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(self.config(), f)
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(
+            [os.path.join(KUEUE_DIR, "kueue"), f"--config={path}", f"--kubeconfig={KUBECONFIG}",
+             "--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        wait_until("Kueue to be ready (webhooks served)", self.ready, timeout=90)
+        return self
+
+    def ready(self):
+        if self.proc.poll() is not None:
+            with open(self.log_path) as f:
+                raise AssertionError(f"kueue exited {self.proc.returncode}: {f.read()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as r:
+                if r.status != 200:
+                    return False
+        except OSError:
+            return False
+        # The webhook answers TLS with the certificate the configurations trust.
+        ctx = ssl.create_default_context(cafile=os.path.join(self.folder, "webhook", "ca.crt"))
+        try:
+            with socket.create_connection(("127.0.0.1", self.webhook_port), timeout=2) as s:
+                with ctx.wrap_socket(s, server_hostname="127.0.0.1"):
+                    return True
+        except OSError:
+            return False
+
+    def stop(self, timeout=30):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode if self.proc else None
+
+    def uninstall(self):
+        """Removes the webhook configurations, so a stopped Kueue blocks nothing after the suite."""
+        for kind, name in getattr(self, "webhook_configs", []):
+            kubectl("delete", kind, name, "--ignore-not-found", check=False)

@@ -1,0 +1,413 @@
+"""DistributedTraining under a real Kueue (tests/e2e/kueue_process.py): quota, flavours,
+priority and preemption, reclaimable pods, bad input and Kueue outages, against the operator
+run with --kueue. Kueue is the pinned upstream manager with its webhooks, the nodes are kwok's
+(two extra GPU node kinds for the flavours), and pods are watched as they come and go.
+"""
+import calendar
+import json
+import os
+import subprocess
+import threading
+import time
+import unittest
+import uuid
+
+from crd_test import install_crd
+from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, kubectl, wait_until
+from kueue_process import Kueue
+from lifecycle_test import job, role
+from operator_process import OperatorProcess
+
+OPERATOR = None
+KUEUE = None
+GPU = "nvidia.com/gpu"
+FLAVOR_NODES = {"a": "kueue-gpu-a-0", "b": "kueue-gpu-b-0"}
+
+
+def setUpModule():
+    global OPERATOR, KUEUE
+    install_crd()
+    KUEUE = Kueue().install().start()
+    OPERATOR = OperatorProcess("kueue-operator", "--kueue", "--workers", "4").start()
+    nodes = []
+    for kind, name in FLAVOR_NODES.items():
+        node = {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                             "labels": {"kubernetes.io/hostname": name, "type": "kwok-flavor",
+                                        "disttrain.io/gpu-kind": kind}},
+                "spec": {}, "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "300", GPU: "8"},
+                                       "capacity": {"cpu": "64", "memory": "512Gi", "pods": "300", GPU: "8"}}}
+        if kind == "b":  # only pods that tolerate it land on a b node
+            node["spec"]["taints"] = [{"key": "disttrain.io/gpu-kind", "value": "b", "effect": "NoSchedule"}]
+        nodes.append(node)
+    apply({"apiVersion": "v1", "kind": "List", "items": nodes})
+    kubectl("wait", "--for=condition=Ready", "node", "-l", "type=kwok-flavor", "--timeout=60s")
+
+
+def tearDownModule():
+    kubectl("delete", "node", *FLAVOR_NODES.values(), "--ignore-not-found", check=False)
+    code = OPERATOR.stop()
+    KUEUE.stop()
+    KUEUE.uninstall()
+    assert code == 0, f"operator exited {code} on SIGTERM"
+
+
+def gpu_role(replicas, gpus, exit_code=None, run_seconds=None, grace=None):
+    spec = role(replicas, exit_code, run_seconds)
+    c = spec["template"]["spec"]["containers"][0]
+    c["resources"] = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {}}
+    if gpus:
+        c["resources"]["requests"][GPU] = str(gpus)
+        c["resources"]["limits"][GPU] = str(gpus)
+    if grace is not None:
+        spec["template"]["spec"]["terminationGracePeriodSeconds"] = grace
+    return spec
+
+
+def queued(j, queue, priority=None):
+    j["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": queue}
+    if priority:
+        j["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = priority
+    return j
+
+
+def cluster_queue(name, flavors, gpus, preemption=None):
+    """A ClusterQueue with `gpus` GPUs per flavour (a list, in order) and room for CPU/memory."""
+    spec = {"namespaceSelector": {}, "resourceGroups": [{
+        "coveredResources": ["cpu", "memory", GPU],
+        "flavors": [{"name": f, "resources": [
+            {"name": "cpu", "nominalQuota": "200"}, {"name": "memory", "nominalQuota": "1000Gi"},
+            {"name": GPU, "nominalQuota": str(g)}]} for f, g in zip(flavors, gpus)]}]}
+    if preemption:
+        spec["preemption"] = preemption
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def flavor(name, kind=None):
+    spec = {}
+    if kind:
+        spec["nodeLabels"] = {"disttrain.io/gpu-kind": kind}
+        if kind == "b":
+            spec["tolerations"] = [{"key": "disttrain.io/gpu-kind", "operator": "Equal", "value": "b",
+                                    "effect": "NoSchedule"}]
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
+
+
+class PodWatch:
+    """Follows every pod of a namespace through `kubectl get -w` (a real watch) and keeps, per
+    event, the GPUs requested by the pods that exist and have not ended (terminating included)."""
+
+    def __init__(self, ns):
+        self.ns = ns
+        self.live = {}        # pod name -> (job, gpus)
+        self.max_gpus = 0
+        self.first_seen = {}  # job -> monotonic time its first pod appeared
+        self.gone = {}        # pod name -> monotonic time it was deleted
+        self.gone_wall = {}   # pod name -> wall-clock time it was deleted
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen(
+            [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods", "-n", ns, "-w",
+             "--output-watch-events", "-o", "json"], stdout=subprocess.PIPE, text=True)
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+        self.thread.start()
+
+    def _follow(self):
+        decoder, buf = json.JSONDecoder(), ""
+        for line in self.proc.stdout:
+            buf += line
+            while buf.strip():
+                try:
+                    event, end = decoder.raw_decode(buf.lstrip())
+                except json.JSONDecodeError:
+                    break
+                buf = buf.lstrip()[end:]
+                self._apply(event)
+
+    def _apply(self, event):
+        pod = event["object"]
+        name = pod["metadata"]["name"]
+        job = pod["metadata"].get("labels", {}).get("disttrain.io/job-name", "")
+        gpus = sum(int(c.get("resources", {}).get("requests", {}).get(GPU, "0"))
+                   for c in pod["spec"]["containers"])
+        ended = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
+        with self.lock:
+            self.first_seen.setdefault(job, time.monotonic())
+            if event["type"] == "DELETED":
+                self.live.pop(name, None)
+                self.gone[name] = time.monotonic()
+                self.gone_wall[name] = time.time()
+            elif ended:
+                self.live.pop(name, None)
+            else:
+                self.live[name] = (job, gpus)
+            self.max_gpus = max(self.max_gpus, sum(g for _, g in self.live.values()))
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+class KueueTest(unittest.TestCase):
+    def setUp(self):
+        self.id = uuid.uuid4().hex[:5]
+        self.ns_ctx = Namespace("kueue")
+        self.ns = self.ns_ctx.__enter__()
+        self.cluster_objects = []
+
+    def tearDown(self):
+        self.ns_ctx.__exit__(None, None, None)
+        for kind, name in reversed(self.cluster_objects):
+            kubectl("delete", kind, name, "--ignore-not-found", "--wait=false", check=False)
+
+    # --- helpers -------------------------------------------------------------------------------
+    def cluster_object(self, obj):
+        apply(obj)
+        self.cluster_objects.append((obj["kind"].lower(), obj["metadata"]["name"]))
+
+    def queue_setup(self, gpus, flavors=None, preemption=None):
+        """ResourceFlavor(s), a ClusterQueue and the LocalQueue "lq" in the test's namespace."""
+        flavors = flavors or [flavor(f"default-{self.id}")]
+        for f in flavors:
+            self.cluster_object(f)
+        cq = f"cq-{self.id}"
+        self.cluster_object(cluster_queue(cq, [f["metadata"]["name"] for f in flavors],
+                                          gpus if isinstance(gpus, list) else [gpus], preemption))
+        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+               "metadata": {"name": "lq"}, "spec": {"clusterQueue": cq}}, self.ns)
+        wait_until("the ClusterQueue to be active", lambda: any(
+            c["type"] == "Active" and c["status"] == "True"
+            for c in get_json("clusterqueue", cq).get("status", {}).get("conditions", [])), timeout=30)
+        return cq
+
+    def priority_class(self, name, value):
+        self.cluster_object({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                             "metadata": {"name": name}, "value": value})
+
+    def job(self, name):
+        return get_json("distributedtraining", name, "-n", self.ns)
+
+    def condition(self, name, ctype):
+        for c in self.job(name).get("status", {}).get("conditions", []):
+            if c["type"] == ctype:
+                return c
+        return None
+
+    def state(self, name):
+        return self.job(name).get("status", {}).get("state")
+
+    def wait_state(self, name, state, timeout=60):
+        return wait_until(f"job {name} to be {state}", lambda: self.state(name) == state and self.job(name),
+                          timeout=timeout)
+
+    def pods(self, name):
+        return get_json("pods", "-n", self.ns, "-l", f"disttrain.io/job-name={name}")["items"]
+
+    def workload(self, name):
+        items = get_json("workloads.kueue.x-k8s.io", "-n", self.ns, "-l", f"disttrain.io/job-name={name}")["items"]
+        return items[0] if items else None
+
+    def wl_condition(self, wl, ctype):
+        for c in (wl or {}).get("status", {}).get("conditions", []):
+            if c["type"] == ctype:
+                return c
+        return None
+
+    def events(self, name):
+        items = get_json("events", "-n", self.ns, "--field-selector",
+                         f"involvedObject.name={name},involvedObject.kind=DistributedTraining")["items"]
+        return [(e["reason"], e["message"]) for e in items]
+
+    def restarts(self, name):
+        return sum(r.get("restarts", 0) for r in self.job(name).get("status", {}).get("replicaStatuses", {}).values())
+
+    # --- behaviours ----------------------------------------------------------------------------
+    def test_quota_holds_jobs_until_admitted_in_queue_and_priority_order(self):
+        self.queue_setup(gpus=8)
+        self.priority_class(f"high-{self.id}", 1000)
+        watch = PodWatch(self.ns)
+        try:
+            names = [f"q{i}" for i in range(6)]
+            for i, n in enumerate(names):
+                # 4 GPUs each: a chief (1) that succeeds after 12 s and 3 workers (1 each), plus a CPU-only PS.
+                j = job(n, Chief=gpu_role(1, 1, 0, 12), Worker=gpu_role(3, 1), PS=gpu_role(1, 0))
+                apply(queued(j, "lq", f"high-{self.id}" if i == 5 else None), self.ns)
+                # Kueue orders equal priorities by creation time, which has 1 s resolution.
+                wait_until(f"{n}'s Workload", lambda: self.workload(n), timeout=10)
+                time.sleep(1.05)
+            # Two fit; the four others are held with Kueue's reason, and no pod of theirs exists.
+            wait_until("two jobs admitted", lambda: len(watch.first_seen) == 2, timeout=30)
+            for n in names[2:]:
+                c = wait_until(f"{n} queued", lambda: self.condition(n, "Queued"), timeout=30)
+                self.assertEqual(c["status"], "True")
+                self.assertEqual(self.state(n), "Queued")
+                self.assertEqual(self.pods(n), [])
+            for n in names:
+                self.wait_state(n, "Succeeded", timeout=120)
+            wait_until("every pod ended", lambda: not watch.live, timeout=60)
+        finally:
+            watch.stop()
+        self.assertLessEqual(watch.max_gpus, 8, "never more GPUs of pods than the ClusterQueue's quota")
+        self.assertGreaterEqual(watch.max_gpus, 8, "two jobs ran at once")
+        order = sorted(names, key=lambda n: watch.first_seen[n])
+        self.assertEqual(set(order[:2]), {"q0", "q1"})
+        self.assertEqual(order[2:], ["q5", "q2", "q3", "q4"], "the high-priority job goes first, then FIFO")
+        for n in names:
+            wl = self.workload(n)
+            self.assertEqual(wl["metadata"]["ownerReferences"][0]["name"], n)
+            self.assertEqual(wl["metadata"]["labels"]["kueue.x-k8s.io/job-uid"], self.job(n)["metadata"]["uid"])
+            self.assertEqual({p["name"]: p["count"] for p in wl["spec"]["podSets"]},
+                             {"chief": 1, "ps": 1, "worker": 3})
+            self.assertEqual(self.wl_condition(wl, "Finished")["reason"], "Succeeded")
+            self.assertEqual(self.restarts(n), 0)
+        self.assertEqual(self.workload("q5")["spec"]["priority"], 1000)
+
+    def test_admitted_pods_carry_their_flavour_and_land_on_its_nodes(self):
+        fa, fb = flavor(f"fa-{self.id}", "a"), flavor(f"fb-{self.id}", "b")
+        self.queue_setup(gpus=[4, 8], flavors=[fa, fb])
+        apply(queued(job("fa", Worker=gpu_role(2, 2), PS=gpu_role(1, 0)), "lq"), self.ns)
+        wait_until("fa's pods", lambda: len(self.pods("fa")) == 3, timeout=30)
+        apply(queued(job("fb", Worker=gpu_role(2, 2), PS=gpu_role(1, 0)), "lq"), self.ns)
+        wait_until("fb's pods", lambda: len(self.pods("fb")) == 3, timeout=30)
+        kinds = {fa["metadata"]["name"]: "a", fb["metadata"]["name"]: "b"}
+        for name in ("fa", "fb"):
+            wait_until(f"{name}'s pods scheduled", lambda: all(p["spec"].get("nodeName") for p in self.pods(name)),
+                       timeout=30)
+            # Kueue picks a flavour per pod set: fa's GPUs fill flavour a, so fb's workers go to b.
+            assigned = {a["name"]: kinds[a["flavors"][GPU if GPU in a["flavors"] else "cpu"]]
+                        for a in self.workload(name)["status"]["admission"]["podSetAssignments"]}
+            self.assertEqual(assigned["worker"], "a" if name == "fa" else "b")
+            for p in self.pods(name):
+                spec = p["spec"]
+                kind = assigned[p["metadata"]["labels"]["disttrain.io/replica-type"]]
+                self.assertEqual(spec["nodeSelector"].get("disttrain.io/gpu-kind"), kind, p["metadata"]["name"])
+                self.assertEqual(spec["nodeName"], FLAVOR_NODES[kind])
+                labels = p["metadata"]["labels"]
+                self.assertEqual(labels["kueue.x-k8s.io/podset"], labels["disttrain.io/replica-type"])
+                tolerated = any(t.get("key") == "disttrain.io/gpu-kind" for t in spec.get("tolerations", []))
+                self.assertEqual(tolerated, kind == "b")
+            admitted = self.condition(name, "Queued")
+            self.assertEqual((admitted["status"], admitted["reason"]), ("False", "Admitted"))
+            self.wait_state(name, "Running", timeout=30)
+
+    def test_preempted_job_stops_within_its_grace_is_requeued_and_finishes_without_restarts(self):
+        self.queue_setup(gpus=4, preemption={"withinClusterQueue": "LowerPriority"})
+        self.priority_class(f"low-{self.id}", 100)
+        self.priority_class(f"high-{self.id}", 1000)
+        grace = 3
+        apply(queued(job("low", Chief=gpu_role(1, 1, 0, 6, grace=grace), Worker=gpu_role(3, 1, grace=grace),
+                         PS=gpu_role(1, 0, grace=grace)), "lq", f"low-{self.id}"), self.ns)
+        self.wait_state("low", "Running", timeout=30)
+        watch = PodWatch(self.ns)
+        low_pods = [p["metadata"]["name"] for p in self.pods("low")]
+        self.assertEqual(len(low_pods), 5)
+        try:
+            apply(queued(job("high", Chief=gpu_role(1, 1, 0, 5), Worker=gpu_role(3, 1)), "lq", f"high-{self.id}"),
+                  self.ns)
+            evicted = wait_until("low's Workload evicted", lambda: self.wl_condition(self.workload("low"), "Evicted"),
+                                 timeout=30)
+            self.assertEqual(evicted["reason"], "Preempted")
+            wait_until("low's pods gone", lambda: all(n in watch.gone for n in low_pods), timeout=grace + 10)
+            evicted_at = calendar.timegm(time.strptime(evicted["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ"))
+            # The condition's time has 1 s resolution: within the grace period + 2 s, +1 for rounding.
+            self.assertLessEqual(max(watch.gone_wall[n] for n in low_pods) - evicted_at, grace + 3)
+            c = wait_until("low queued again", lambda: (self.condition("low", "Queued") or {}).get("status") == "True"
+                           and self.condition("low", "Queued"), timeout=10)
+            self.assertEqual(c["reason"], "Preempted")
+            self.assertIn("Warning", [e["type"] for e in get_json("events", "-n", self.ns, "--field-selector",
+                                                                 "involvedObject.name=low,reason=Preempted")["items"]])
+            # The high job's pods appear only once the low job's are gone (the quota moved, not doubled).
+            wait_until("high's pods", lambda: "high" in watch.first_seen, timeout=30)
+            last_gone = max(watch.gone[n] for n in low_pods)
+            self.assertLessEqual(last_gone, watch.first_seen["high"])
+            self.assertLessEqual(watch.max_gpus, 4)
+            self.wait_state("high", "Succeeded", timeout=60)
+            # Re-admitted once high finished; its pods run again and it succeeds with no restart counted.
+            self.wait_state("low", "Succeeded", timeout=90)
+        finally:
+            watch.stop()
+        self.assertEqual(self.restarts("low"), 0)
+        self.assertNotIn("BackoffLimitExceeded", [r for r, _ in self.events("low")])
+        requeued = self.wl_condition(self.workload("low"), "Requeued")
+        self.assertIsNotNone(requeued)
+
+    def test_workers_done_give_their_quota_back_before_the_job_ends(self):
+        self.queue_setup(gpus=8)
+        # Four workers of 2 GPUs succeed after 2 s; the chief (no GPU) goes on for 25 s.
+        apply(queued(job("long", Chief=gpu_role(1, 0, 0, 25), Worker=gpu_role(4, 2, 0, 2)), "lq"), self.ns)
+        wait_until("long's pods", lambda: len(self.pods("long")) == 5, timeout=30)
+        apply(queued(job("next", Worker=gpu_role(2, 2)), "lq"), self.ns)
+        wl = wait_until("reclaimablePods on long's Workload",
+                        lambda: (self.workload("long").get("status", {}).get("reclaimablePods")
+                                 and self.workload("long")), timeout=30)
+        self.assertEqual(wl["status"]["reclaimablePods"], [{"name": "worker", "count": 4}])
+        wait_until("next's pods", lambda: len(self.pods("next")) == 2, timeout=30)
+        self.assertEqual(self.state("long"), "Running", "next was admitted before long ended")
+        self.wait_state("long", "Succeeded", timeout=60)
+
+    def test_bad_input_waits_with_kueues_reason_and_the_operator_keeps_serving(self):
+        self.queue_setup(gpus=8)
+        apply(queued(job("noqueue", Worker=gpu_role(1, 1)), "missing-queue"), self.ns)
+        apply(queued(job("toobig", Worker=gpu_role(4, 4)), "lq"), self.ns)
+        apply(queued(job("noclass", Worker=gpu_role(1, 1)), "lq", f"missing-{self.id}"), self.ns)
+        apply(job("plain", Chief=gpu_role(1, 0, 0, 1)), self.ns)  # not queued: runs as without Kueue
+        c = wait_until("noqueue inadmissible", lambda: (self.condition("noqueue", "Queued") or {}).get("reason")
+                       == "Inadmissible" and self.condition("noqueue", "Queued"), timeout=30)
+        self.assertIn("LocalQueue missing-queue doesn't exist", c["message"])
+        self.assertIn("Inadmissible", [r for r, _ in self.events("noqueue")])
+        c = wait_until("toobig pending", lambda: (self.condition("toobig", "Queued") or {}).get("reason")
+                       == "Pending" and self.condition("toobig", "Queued"), timeout=30)
+        self.assertIn("insufficient quota", c["message"])
+        c = wait_until("noclass waiting", lambda: self.condition("noclass", "Queued"), timeout=30)
+        self.assertEqual(c["reason"], "WorkloadPriorityClassNotFound")
+        self.assertIn(f"missing-{self.id}", c["message"])
+        self.assertIsNone(self.workload("noclass"))
+        self.wait_state("plain", "Succeeded", timeout=30)
+        for n in ("noqueue", "toobig", "noclass"):
+            self.assertEqual(self.pods(n), [], n)
+            self.assertEqual(self.state(n), "Queued", n)
+        # Fixed by their owners, they run: the class appears, the job shrinks (its Workload is
+        # replaced since Kueue must admit the new size).
+        self.priority_class(f"missing-{self.id}", 10)
+        old_uid = self.workload("toobig")["metadata"]["uid"]
+        kubectl("patch", "distributedtraining", "toobig", "-n", self.ns, "--type=merge",
+                "-p", json.dumps({"spec": {"replicaSpecs": {"Worker": {"replicas": 1}}}}))
+        for n in ("noclass", "toobig"):
+            self.wait_state(n, "Running", timeout=40)
+        wl = self.workload("toobig")
+        self.assertNotEqual(wl["metadata"]["uid"], old_uid)
+        self.assertEqual(wl["spec"]["podSets"][0]["count"], 1)
+        self.assertIn("DeletedWorkload", [r for r, _ in self.events("toobig")])
+
+    def test_kueue_down_holds_queued_jobs_only_and_nothing_is_lost(self):
+        self.queue_setup(gpus=8)
+        KUEUE.stop()
+        try:
+            apply(queued(job("waiting", Chief=gpu_role(1, 1, 0, 2)), "lq"), self.ns)
+            apply(job("free", Chief=gpu_role(1, 0, 0, 1)), self.ns)
+            self.wait_state("free", "Succeeded", timeout=30)
+            c = wait_until("waiting held", lambda: self.condition("waiting", "Queued"), timeout=30)
+            self.assertEqual(c["status"], "True")
+            self.assertIn("webhook", c["message"])  # the API server could not reach Kueue's webhook
+            self.assertEqual(self.pods("waiting"), [])
+        finally:
+            KUEUE.start()
+        self.wait_state("waiting", "Succeeded", timeout=90)
+
+    def test_a_job_managed_by_another_controller_is_left_alone(self):
+        j = job("elsewhere", Chief=gpu_role(1, 0, 0, 1))
+        j["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue"
+        apply(queued(j, "lq"), self.ns)
+        plain = job("here", Chief=gpu_role(1, 0, 0, 1))
+        apply(plain, self.ns)
+        self.wait_state("here", "Succeeded", timeout=30)
+        self.assertEqual(self.pods("elsewhere"), [])
+        self.assertNotIn("status", self.job("elsewhere"))
+        self.assertIsNone(self.workload("elsewhere"))
+        r = kubectl("patch", "distributedtraining", "here", "-n", self.ns, "--type=merge",
+                    "-p", json.dumps({"spec": {"managedBy": "someone-else"}}), check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("spec.managedBy is immutable", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

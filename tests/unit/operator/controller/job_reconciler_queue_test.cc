@@ -1,0 +1,243 @@
+// The reconciler with Kueue support on a fake API server: a queued job is held until its
+// Workload is admitted, its pods carry the admission, an eviction stops them and gives the quota
+// back once they are gone, and the Workload learns PodsReady, reclaimablePods and Finished.
+#include <optional>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "operator/controller/job_reconciler.h"
+#include "operator/queueing/workload.h"
+#include "tests/unit/operator/controller/reconciler_harness.h"
+
+namespace disttrain::controller {
+namespace {
+
+using nlohmann::json;
+using testing::Harness;
+using testing::JobJson;
+using testing::kAllPods;
+
+json QueuedJob(json run_policy = json::object()) {
+  json job = JobJson(std::move(run_policy));
+  job["metadata"]["labels"] = {{queueing::kQueueNameLabel, "team-a"}};
+  return job;
+}
+
+class QueueTest : public ::testing::Test {
+ protected:
+  Harness h{QueuedJob(), /*kueue=*/true};
+
+  json Workload() {
+    std::vector<json> all = h.client.Objects(kube::kWorkloads);
+    EXPECT_EQ(all.size(), 1u);
+    return all.empty() ? json() : all[0];
+  }
+  std::string WorkloadName() { return Workload()["metadata"]["name"]; }
+  // Kueue's scheduler: quota reserved and admitted on flavour "a100" (node label gpu=a100).
+  void Admit() {
+    h.client.Put(kube::kResourceFlavors,
+                 {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                  {"kind", "ResourceFlavor"},
+                  {"metadata", {{"name", "a100"}}},
+                  {"spec",
+                   {{"nodeLabels", {{"gpu", "a100"}}},
+                    {"tolerations", {{{"key", "gpu"}, {"operator", "Exists"}}}}}}});
+    json wl = Workload();
+    json assignments = json::array();
+    for (const json& ps : wl["spec"]["podSets"]) {
+      assignments.push_back(
+          {{"name", ps["name"]}, {"count", ps["count"]}, {"flavors", {{"cpu", "a100"}}}});
+    }
+    wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", assignments}}},
+                    {"conditions",
+                     {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}},
+                      {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
+    h.client.Put(kube::kWorkloads, wl);
+  }
+  void Evict() {
+    json wl = Workload();
+    wl["status"]["conditions"].push_back({{"type", "Evicted"},
+                                          {"status", "True"},
+                                          {"reason", "Preempted"},
+                                          {"message", "Preempted to accommodate a workload"}});
+    h.client.Put(kube::kWorkloads, wl);
+  }
+  // A copy: the Workload passed in is often a temporary.
+  std::optional<json> WorkloadCondition(const json& wl, const std::string& type) {
+    for (const json& c : wl.value("/status/conditions"_json_pointer, json::array())) {
+      if (c["type"] == type) return c;
+    }
+    return std::nullopt;
+  }
+};
+
+TEST_F(QueueTest, AQueuedJobGetsOneOwnedWorkloadAndNoPodUntilAdmitted) {
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_TRUE(h.PodNames().empty());
+  json wl = Workload();
+  EXPECT_EQ(wl["spec"]["queueName"], "team-a");
+  EXPECT_EQ(wl["metadata"]["ownerReferences"][0]["uid"], "job-uid");
+  EXPECT_TRUE(wl["metadata"]["ownerReferences"][0]["controller"].get<bool>());
+  EXPECT_EQ(wl["metadata"]["labels"][queueing::kJobUidLabel], "job-uid");
+  json counts = json::object();
+  for (const json& ps : wl["spec"]["podSets"]) counts[ps["name"].get<std::string>()] = ps["count"];
+  EXPECT_EQ(counts, json({{"chief", 1}, {"ps", 1}, {"worker", 2}}));
+  EXPECT_EQ(h.State(), kQueued);
+  ASSERT_TRUE(h.Pass().ok());  // still waiting: no second Workload, still no pod
+  EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
+  EXPECT_TRUE(h.PodNames().empty());
+}
+
+TEST_F(QueueTest, KueuesReasonForWaitingReachesTheJob) {
+  ASSERT_TRUE(h.Pass().ok());
+  json wl = Workload();
+  wl["status"]["conditions"] = {{{"type", "QuotaReserved"},
+                                 {"status", "False"},
+                                 {"reason", "Inadmissible"},
+                                 {"message", "LocalQueue team-a doesn't exist"}}};
+  h.client.Put(kube::kWorkloads, wl);
+  ASSERT_TRUE(h.Pass().ok());
+  const api::JobStatus st = h.Status();
+  const api::Condition* c = FindCondition(st, kQueued);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->reason, "Inadmissible");
+  EXPECT_EQ(c->message, "LocalQueue team-a doesn't exist");
+  EXPECT_EQ(h.events.Count("Inadmissible"), 1);
+}
+
+TEST_F(QueueTest, AdmittedPodsCarryTheFlavourAndTheJobRuns) {
+  ASSERT_TRUE(h.Pass().ok());
+  Admit();
+  ASSERT_TRUE(h.Pass().ok());
+  for (const std::string& name : kAllPods) {
+    absl::StatusOr<json> pod = h.client.Get(kube::kPods, "default", name);
+    ASSERT_TRUE(pod.ok()) << name;
+    EXPECT_EQ((*pod)["spec"]["nodeSelector"]["gpu"], "a100") << name;
+    EXPECT_EQ((*pod)["spec"]["tolerations"][0]["key"], "gpu") << name;
+    EXPECT_EQ((*pod)["metadata"]["labels"]["kueue.x-k8s.io/podset"],
+              (*pod)["metadata"]["labels"]["disttrain.io/replica-type"]);
+  }
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.State(), kRunning);
+  std::optional<json> ready = WorkloadCondition(Workload(), "PodsReady");
+  ASSERT_TRUE(ready.has_value());
+  EXPECT_EQ((*ready)["status"], "True");
+}
+
+TEST_F(QueueTest, AnEvictionStopsThePodsAndReleasesTheQuotaOnlyOnceTheyAreGone) {
+  ASSERT_TRUE(h.Pass().ok());
+  Admit();
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  // Pods that are still terminating hold their resources: the quota stays reserved.
+  h.client.SetDeleteGraceful(true);
+  Evict();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.State(), kQueued);
+  EXPECT_EQ(FindCondition(h.Status(), kQueued)->reason, "Preempted");
+  EXPECT_EQ(h.Restarts(), 0);
+  EXPECT_EQ(WorkloadCondition(Workload(), "QuotaReserved")->at("status"), "True");
+  h.client.SetDeleteGraceful(false);
+  for (const std::string& name : h.PodNames()) ASSERT_TRUE(h.client.Delete(kube::kPods, "default", name, {}).ok());
+  ASSERT_TRUE(h.Pass().ok());
+  json wl = Workload();
+  EXPECT_EQ(WorkloadCondition(wl, "QuotaReserved")->at("status"), "False");
+  EXPECT_EQ(WorkloadCondition(wl, "Requeued")->at("status"), "True");
+  EXPECT_FALSE(wl["status"].contains("admission") && !wl["status"]["admission"].is_null());
+  EXPECT_EQ(h.events.Count("QuotaReleased"), 1);
+  EXPECT_EQ(h.Restarts(), 0) << "an eviction is no restart";
+}
+
+TEST_F(QueueTest, FinishedIsWrittenOnceThePodsHoldingQuotaAreGoneThenTheFinalizerGoes) {
+  ASSERT_TRUE(h.Pass().ok());
+  Admit();
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  h.client.SetDeleteGraceful(true);
+  h.SetPod("dist-chief-0", "Succeeded");
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.State(), kSucceeded);
+  EXPECT_FALSE(WorkloadCondition(Workload(), "Finished")) << "ps and workers still terminate";
+  h.client.SetDeleteGraceful(false);
+  for (const std::string& name : {"dist-ps-0", "dist-worker-0", "dist-worker-1"})
+    ASSERT_TRUE(h.client.Delete(kube::kPods, "default", name, {}).ok());
+  ASSERT_TRUE(h.Pass().ok());
+  std::optional<json> finished = WorkloadCondition(Workload(), "Finished");
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ((*finished)["reason"], "Succeeded");
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_FALSE(Workload()["metadata"].contains("finalizers") &&
+               !Workload()["metadata"]["finalizers"].is_null());
+}
+
+TEST_F(QueueTest, WorkersThatSucceededBeforeTheChiefAreReclaimable) {
+  ASSERT_TRUE(h.Pass().ok());
+  Admit();
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  h.SetPod("dist-worker-0", "Succeeded");
+  h.SetPod("dist-worker-1", "Succeeded");
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(Workload()["status"]["reclaimablePods"], json::parse(R"([{"name":"worker","count":2}])"));
+}
+
+TEST_F(QueueTest, AJobThatGrowsWhileWaitingGetsANewWorkload) {
+  ASSERT_TRUE(h.Pass().ok());
+  const std::string uid = Workload()["metadata"]["uid"];
+  json job = *h.client.Get(kube::kDistributedTrainings, "default", "dist");
+  job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 4;
+  job["metadata"]["generation"] = 2;
+  h.client.Put(kube::kDistributedTrainings, job);
+  ASSERT_TRUE(h.Pass().ok());  // the stale Workload is deleted (kept by Kueue's finalizer)
+  ASSERT_TRUE(h.Pass().ok());  // no pod holds its quota: the finalizer goes, and so does it
+  EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty());
+  ASSERT_TRUE(h.Pass().ok());  // and it is replaced
+  EXPECT_NE(Workload()["metadata"]["uid"], uid);
+  EXPECT_EQ(h.events.Count("DeletedWorkload"), 1);
+}
+
+TEST_F(QueueTest, AMissingPriorityClassHoldsTheJobWithoutAWorkload) {
+  Harness p{[] {
+              json j = QueuedJob();
+              j["metadata"]["labels"][queueing::kPriorityClassLabel] = "urgent";
+              return j;
+            }(),
+            true};
+  absl::StatusOr<runtime::ReconcileResult> r = p.Pass();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(p.client.Objects(kube::kWorkloads).empty());
+  EXPECT_EQ(FindCondition(p.Status(), kQueued)->reason, "WorkloadPriorityClassNotFound");
+  ASSERT_TRUE(r->requeue_after.has_value());
+  p.client.Put(kube::kWorkloadPriorityClasses, {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                                               {"kind", "WorkloadPriorityClass"},
+                                               {"metadata", {{"name", "urgent"}}},
+                                               {"value", 1000}});
+  ASSERT_TRUE(p.Pass().ok());
+  std::vector<json> wls = p.client.Objects(kube::kWorkloads);
+  ASSERT_EQ(wls.size(), 1u);
+  EXPECT_EQ(wls[0]["spec"]["priority"], 1000);
+  EXPECT_EQ(wls[0]["spec"]["priorityClassRef"]["name"], "urgent");
+}
+
+TEST(QueueOffTest, WithoutKueueSupportTheLabelIsIgnored) {
+  Harness h{QueuedJob(), /*kueue=*/false};
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.PodNames().size(), kAllPods.size());
+}
+
+TEST(QueueOffTest, AJobManagedByAnotherControllerGetsNoWrite) {
+  json job = QueuedJob();
+  job["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  Harness h{job, true};
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_TRUE(h.PodNames().empty());
+  EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
+}
+
+}  // namespace
+}  // namespace disttrain::controller

@@ -1,0 +1,107 @@
+// Reading Kueue's decision from a Workload, and what admitted pods carry.
+#include "operator/queueing/admission.h"
+
+#include "gtest/gtest.h"
+#include "operator/queueing/workload.h"
+
+namespace disttrain::queueing {
+namespace {
+
+using nlohmann::json;
+
+json Admitted() {
+  return json::parse(R"({
+    "metadata": {"name": "w", "finalizers": ["kueue.x-k8s.io/resource-in-use"]},
+    "spec": {"queueName": "lq"},
+    "status": {
+      "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+                     {"type": "Admitted", "status": "True", "reason": "Admitted"}],
+      "admission": {"clusterQueue": "cq", "podSetAssignments": [
+        {"name": "worker", "count": 2, "flavors": {"cpu": "a100", "nvidia.com/gpu": "a100"}},
+        {"name": "ps", "count": 1, "flavors": {"cpu": "spot"}}]},
+      "admissionChecks": [{"name": "prov", "state": "Ready", "podSetUpdates": [
+        {"name": "worker", "labels": {"prov": "yes"}, "annotations": {"a": "b"},
+         "tolerations": [{"key": "prov", "operator": "Exists"}]}]}],
+      "reclaimablePods": [{"name": "worker", "count": 1}]}})");
+}
+
+const json kA100 = json::parse(R"({"metadata": {"name": "a100"}, "spec": {
+    "nodeLabels": {"gpu": "a100"},
+    "tolerations": [{"key": "gpu", "operator": "Equal", "value": "a100", "effect": "NoSchedule"}]}})");
+const json kSpot = json::parse(R"({"metadata": {"name": "spot"}, "spec": {"nodeLabels": {"spot": "true"}}})");
+
+const json* Flavors(const std::string& name) {
+  if (name == "a100") return &kA100;
+  if (name == "spot") return &kSpot;
+  return nullptr;
+}
+
+TEST(AdmissionTest, ReadsTheConditionsKueueWrites) {
+  WorkloadState s = ReadWorkload(Admitted());
+  EXPECT_TRUE(s.quota_reserved);
+  EXPECT_TRUE(s.admitted);
+  EXPECT_FALSE(s.evicted);
+  EXPECT_TRUE(s.has_finalizer);
+  EXPECT_EQ(s.cluster_queue, "cq");
+  EXPECT_EQ(s.reclaimable.at("worker"), 1);
+
+  json waiting = json::parse(R"({"status": {"conditions": [{"type": "QuotaReserved",
+      "status": "False", "reason": "Inadmissible", "message": "LocalQueue lq doesn't exist"}]}})");
+  s = ReadWorkload(waiting);
+  EXPECT_FALSE(s.quota_reserved);
+  EXPECT_EQ(s.waiting_reason, "Inadmissible");
+  EXPECT_EQ(s.waiting_message, "LocalQueue lq doesn't exist");
+
+  json evicted = Admitted();
+  evicted["status"]["conditions"].push_back(
+      {{"type", "Evicted"}, {"status", "True"}, {"reason", "Preempted"}, {"message", "by hi"}});
+  s = ReadWorkload(evicted);
+  EXPECT_TRUE(s.evicted);
+  EXPECT_EQ(s.evicted_reason, "Preempted");
+}
+
+TEST(AdmissionTest, PodSetInfoJoinsFlavoursKueueLabelsAndAdmissionChecks) {
+  absl::StatusOr<std::map<std::string, PodSetInfo>> infos = PodSetInfos(Admitted(), Flavors);
+  ASSERT_TRUE(infos.ok()) << infos.status();
+  const PodSetInfo& worker = infos->at("worker");
+  EXPECT_EQ(worker.node_selector.at("gpu"), "a100");
+  EXPECT_EQ(worker.labels.at("kueue.x-k8s.io/podset"), "worker");
+  EXPECT_EQ(worker.labels.at("kueue.x-k8s.io/local-queue-name"), "lq");
+  EXPECT_EQ(worker.labels.at("kueue.x-k8s.io/cluster-queue-name"), "cq");
+  EXPECT_EQ(worker.labels.at("prov"), "yes");
+  EXPECT_EQ(worker.annotations.at("a"), "b");
+  ASSERT_EQ(worker.tolerations.size(), 2u) << "a flavour used for two resources counts once";
+  const PodSetInfo& ps = infos->at("ps");
+  EXPECT_EQ(ps.node_selector.at("spot"), "true");
+  EXPECT_TRUE(ps.tolerations.empty());
+}
+
+TEST(AdmissionTest, AMissingFlavourIsAnError) {
+  json wl = Admitted();
+  wl["status"]["admission"]["podSetAssignments"][1]["flavors"]["cpu"] = "gone";
+  absl::StatusOr<std::map<std::string, PodSetInfo>> infos = PodSetInfos(wl, Flavors);
+  EXPECT_EQ(infos.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(infos.status().message().find("ResourceFlavor gone"), std::string::npos);
+}
+
+TEST(AdmissionTest, ApplyMergesIntoThePodAndRefusesAContradiction) {
+  PodSetInfo info;
+  info.node_selector["gpu"] = "a100";
+  info.labels["kueue.x-k8s.io/podset"] = "worker";
+  info.tolerations.push_back({{"key", "gpu"}, {"operator", "Exists"}});
+  json pod = {{"metadata", {{"labels", {{"app", "x"}}}}},
+              {"spec", {{"tolerations", {{{"key", "gpu"}, {"operator", "Exists"}}}}}}};
+  ASSERT_TRUE(ApplyPodSetInfo(info, &pod).ok());
+  EXPECT_EQ(pod["spec"]["nodeSelector"]["gpu"], "a100");
+  EXPECT_EQ(pod["metadata"]["labels"]["app"], "x");
+  EXPECT_EQ(pod["metadata"]["labels"]["kueue.x-k8s.io/podset"], "worker");
+  EXPECT_EQ(pod["spec"]["tolerations"].size(), 1u) << "no duplicate toleration";
+
+  json pinned = {{"spec", {{"nodeSelector", {{"gpu", "h100"}}}}}};
+  absl::Status s = ApplyPodSetInfo(info, &pinned);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("gpu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace disttrain::queueing

@@ -1,0 +1,86 @@
+// The Workload built for a job: Kueue's name for it, one PodSet per role with what Kueue counts,
+// and when a job's change means Kueue must admit it again.
+#include "operator/queueing/workload.h"
+
+#include "gtest/gtest.h"
+#include "operator/api/codec.h"
+
+namespace disttrain::queueing {
+namespace {
+
+using nlohmann::json;
+
+api::DistributedTraining Job(const std::string& name = "dist") {
+  api::DistributedTraining job;
+  job.metadata.name = name;
+  job.metadata.namespace_name = "team";
+  job.metadata.uid = "job-uid";
+  job.metadata.labels[kQueueNameLabel] = "lq";
+  return job;
+}
+
+json Pod(const std::string& gpus) {
+  return {{"metadata", {{"name", "x"}}},
+          {"spec",
+           {{"containers",
+             {{{"name", "tensorflow"},
+               {"image", "trainer:1"},
+               {"env", {{{"name", "TF_CONFIG"}, {"value", "{...}"}}}},
+               {"resources", {{"requests", {{"nvidia.com/gpu", gpus}}}}}}}},
+            {"nodeSelector", {{"zone", "a"}}},
+            {"volumes", json::array()}}}};
+}
+
+TEST(WorkloadTest, IsNamedAsKueuesOwnJobControllersNameIt) {
+  // sha1("DistributedTraining\ndisttrain.io\ndist\njob-uid") starts 6a76f (computed apart).
+  EXPECT_EQ(WorkloadName(Job()), "distributedtraining-dist-6a76f");
+  const std::string long_name = WorkloadName(Job(std::string(300, 'x')));
+  EXPECT_EQ(long_name.size(), 247u + 6u);
+}
+
+TEST(WorkloadTest, HasOnePodSetPerRoleWithWhatKueueCounts) {
+  json wl = BuildWorkload(Job(), {{"chief", 1, Pod("1")}, {"worker", 3, Pod("2")}, {"ps", 0, Pod("0")}},
+                          Priority{"high", 1000});
+  EXPECT_EQ(wl["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(wl["metadata"]["namespace"], "team");
+  EXPECT_EQ(wl["metadata"]["finalizers"], json({kResourceInUseFinalizer}));
+  EXPECT_EQ(wl["metadata"]["labels"]["disttrain.io/job-name"], "dist");
+  const json& owner = wl["metadata"]["ownerReferences"][0];
+  EXPECT_EQ(owner["kind"], "DistributedTraining");
+  EXPECT_TRUE(owner["blockOwnerDeletion"].get<bool>());
+  EXPECT_EQ(wl["spec"]["queueName"], "lq");
+  EXPECT_EQ(wl["spec"]["priority"], 1000);
+  EXPECT_EQ(wl["spec"]["priorityClassRef"]["kind"], "WorkloadPriorityClass");
+  ASSERT_EQ(wl["spec"]["podSets"].size(), 2u) << "a role with no replica is no PodSet";
+  const json& worker = wl["spec"]["podSets"][1];
+  EXPECT_EQ(worker["name"], "worker");
+  EXPECT_EQ(worker["count"], 3);
+  const json& spec = worker["template"]["spec"];
+  EXPECT_EQ(spec["containers"][0]["resources"]["requests"]["nvidia.com/gpu"], "2");
+  EXPECT_EQ(spec["nodeSelector"]["zone"], "a");
+  EXPECT_FALSE(spec["containers"][0].contains("env")) << "TF_CONFIG differs per replica";
+  EXPECT_FALSE(spec.contains("volumes"));
+}
+
+TEST(WorkloadTest, MatchesUntilReplicasResourcesQueueOrPriorityChange) {
+  const json base = BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, std::nullopt);
+  EXPECT_TRUE(Matches(base, BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, std::nullopt)));
+  EXPECT_FALSE(Matches(base, BuildWorkload(Job(), {{"worker", 3, Pod("1")}}, std::nullopt)));
+  EXPECT_FALSE(Matches(base, BuildWorkload(Job(), {{"worker", 2, Pod("2")}}, std::nullopt)));
+  api::DistributedTraining moved = Job();
+  moved.metadata.labels[kQueueNameLabel] = "other";
+  const json other_queue = BuildWorkload(moved, {{"worker", 2, Pod("1")}}, std::nullopt);
+  EXPECT_FALSE(Matches(base, other_queue));
+  EXPECT_TRUE(SamePodSets(base, other_queue)) << "once admitted, only the PodSets count";
+  EXPECT_FALSE(Matches(base, BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, Priority{"high", 1})));
+}
+
+TEST(WorkloadTest, QueueNameIsTheLabelOrNothing) {
+  EXPECT_EQ(QueueName(Job()), "lq");
+  api::DistributedTraining plain = Job();
+  plain.metadata.labels.clear();
+  EXPECT_EQ(QueueName(plain), "");
+}
+
+}  // namespace
+}  // namespace disttrain::queueing
