@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-peer bench-schemes cuda format clean help
+.PHONY: deps tools configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-peer bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ bench-schemes: release-bins ## Every training scheme with 1, 2 and 4 workers on 
 
 bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server and ours, side by side.
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/compare_tensorflow.py --trainer-bench $(BUILD_DIR)/release/bin/trainer_bench --runs 5
+
+bench-kueue: build tools cluster-up ## Kueue support's cost and speed: 100 queued jobs against 100 without Kueue (docs/operations.md).
+	@python3 bench/kueue_bench.py 100 3 20
 
 bench-peer: tools cluster-up ## Our operator against Kubeflow's training-operator and a bare client (docs/operations.md).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi

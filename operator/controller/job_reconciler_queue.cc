@@ -151,11 +151,18 @@ bool JobReconciler::Admitted(Pass& p) {
 }
 
 void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& message) {
+  // The chief goes first: on SIGTERM it saves a checkpoint of what the parameter servers hold,
+  // so the job resumes from there once admitted again; the others follow once it is gone.
+  bool chief_live = false;
+  for (const auto& [id, pod] : p.pods) {
+    chief_live = chief_live || (id.first == api::ReplicaType::kChief && Live(pod));
+  }
   int live = 0;
   for (auto& [id, pod] : p.pods) {
     if (!Live(pod)) continue;  // succeeded pods stay (remembered); failed ones hold nothing
     ++live;
     if (pod.terminating || Deleted(pod.uid)) continue;
+    if (chief_live && id.first != api::ReplicaType::kChief) continue;
     // Deleted with the pod's own grace period: the chief checkpoints on SIGTERM.
     if (absl::Status s = DeletePod(p, pod, false); !s.ok()) p.Error("FailedDeletePod", s);
   }

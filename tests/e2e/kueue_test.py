@@ -12,8 +12,10 @@ import time
 import unittest
 import uuid
 
+import yaml
+
 from crd_test import install_crd
-from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, ROOT, TOOLS, Namespace, apply, get_json, kubectl, wait_until
 from kueue_process import Kueue
 from lifecycle_test import job, role
 from operator_process import OperatorProcess
@@ -392,6 +394,43 @@ class KueueTest(unittest.TestCase):
         finally:
             KUEUE.start()
         self.wait_state("waiting", "Succeeded", timeout=90)
+
+    def test_the_examples_apply_through_kueues_webhooks_and_the_job_is_admitted(self):
+        folder = os.path.join(ROOT, "examples", "kueue")
+        with open(os.path.join(folder, "cluster-queue.yaml")) as f:
+            docs = [d for d in yaml.safe_load_all(f) if d]
+        with open(os.path.join(folder, "queued-job.yaml")) as f:
+            example_job = yaml.safe_load(f)
+        with open(os.path.join(folder, "kueue-config-patch.yaml")) as f:
+            patch = yaml.safe_load(f)
+        self.assertEqual(patch["integrations"]["externalFrameworks"], KUEUE.config()["integrations"]["externalFrameworks"])
+        for d in docs:  # cluster-scoped names made unique to this run; the LocalQueue in the test's namespace
+            if d["kind"] == "LocalQueue":
+                d["metadata"]["namespace"] = self.ns
+                d["spec"]["clusterQueue"] += f"-{self.id}"
+                apply(d)
+                continue
+            d["metadata"]["name"] += f"-{self.id}"
+            if d["kind"] == "ResourceFlavor":  # this cluster's two GPU kinds are labelled a and b
+                d["spec"]["nodeLabels"]["disttrain.io/gpu-kind"] = {"a100": "a", "h100": "b"}[
+                    d["spec"]["nodeLabels"]["disttrain.io/gpu-kind"]]
+                for t in d["spec"].get("tolerations", []):
+                    t["value"] = "b"
+            if d["kind"] == "ClusterQueue":
+                for fl in d["spec"]["resourceGroups"][0]["flavors"]:
+                    fl["name"] += f"-{self.id}"
+            self.cluster_object(d)
+        example_job["metadata"]["namespace"] = self.ns
+        example_job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] += f"-{self.id}"
+        for spec in example_job["spec"]["replicaSpecs"].values():  # on kwok: no image runs, a chief that exits
+            spec["template"]["metadata"] = {"annotations": {"test.disttrain.io/run-seconds": "3",
+                                                            "test.disttrain.io/exit-code": "0"}}
+        apply(example_job)
+        self.wait_state("mnist-queued", "Succeeded", timeout=60)
+        pod = get_json("pod", "mnist-queued-chief-0", "-n", self.ns)  # kept after success
+        self.assertEqual(pod["spec"]["nodeSelector"]["disttrain.io/gpu-kind"], "a")
+        self.assertEqual(pod["spec"]["nodeName"], FLAVOR_NODES["a"])
+        self.assertEqual(self.workload("mnist-queued")["spec"]["priority"], 100)
 
     def test_a_job_managed_by_another_controller_is_left_alone(self):
         j = job("elsewhere", Chief=gpu_role(1, 0, 0, 1))

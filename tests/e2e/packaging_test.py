@@ -68,6 +68,14 @@ class PlainManifestsTest(unittest.TestCase):
         for m in sorted(metrics):
             self.assertIn(f'"{m}"', sources, f"the dashboard plots {m}, which no binary exports")
 
+    def test_helm_kueue_value_adds_the_flag_and_only_then_the_rbac_on_kueues_resources(self):
+        on = helm("template", "dt", CHART, "--set", "kueue.enabled=true").stdout
+        self.assertIn("- --kueue", on)
+        self.assertIn("workloads/status", on)
+        off = helm("template", "dt", CHART).stdout
+        self.assertNotIn("--kueue", off)
+        self.assertNotIn("kueue.x-k8s.io", off)
+
     def test_helm_renders_the_dashboard_config_map_and_the_pod_monitor_when_asked(self):
         manifest = helm("template", "dt", CHART, "--set", "grafana.dashboard=true",
                         "--set", "podMonitor.enabled=true").stdout
@@ -107,6 +115,9 @@ class PlainManifestsTest(unittest.TestCase):
             self.assertFalse(can_i("update", "leases.coordination.k8s.io", sa, "default"))
             self.assertFalse(can_i("get", "secrets", sa))
             self.assertFalse(can_i("list", "secrets", sa, "disttrain-system"))
+            self.assertTrue(can_i("patch", "workloads.kueue.x-k8s.io", sa, subresource="status"))
+            self.assertFalse(can_i("update", "workloads.kueue.x-k8s.io", sa), "only the verbs used")
+            self.assertFalse(can_i("create", "resourceflavors.kueue.x-k8s.io", sa))
         finally:
             kubectl("delete", "-f", os.path.join(deploy, "00-namespace.yaml"), "-f", os.path.join(deploy, "02-rbac.yaml"),
                     "--ignore-not-found", "--wait=false", check=False)

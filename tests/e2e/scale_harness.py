@@ -68,10 +68,11 @@ class PodWatcher:
     the last resourceVersion it saw whenever the server ends it, so no event is lost; a watch too
     old to resume (410 Gone) lists the pods again and counts the ones gone as deleted then."""
 
-    def __init__(self, namespace, selector="app.kubernetes.io/managed-by=disttrain-operator"):
-        self.path = (f"/api/v1/namespaces/{namespace}/pods?labelSelector={urllib.parse.quote(selector)}")
+    def __init__(self, namespace, selector="app.kubernetes.io/managed-by=disttrain-operator",
+                 collection="/api/v1/namespaces/{ns}/pods"):
+        self.path = f"{collection.format(ns=namespace)}?labelSelector={urllib.parse.quote(selector)}"
         self.host, self.port, self.ctx = api_connection()
-        self.added, self.running, self.succeeded, self.deleting = {}, {}, {}, {}
+        self.added, self.running, self.succeeded, self.deleting, self.deleted = {}, {}, {}, {}, {}
         self.restarts = 0
         self.stopping = False
         self.conn = None
@@ -108,6 +109,8 @@ class PodWatcher:
             self.succeeded.setdefault(name, now)
         if pod["metadata"].get("deletionTimestamp") or kind == "DELETED":
             self.deleting.setdefault(name, now)
+        if kind == "DELETED":
+            self.deleted[name] = now
 
     def read(self):
         rv = None

@@ -360,6 +360,39 @@ class BadConfigTest(unittest.TestCase):
         self.assertIn("--ps-connections", r.stderr)
 
 
+class StopTest(unittest.TestCase):
+    def test_a_chief_stopped_with_sigterm_checkpoints_what_the_servers_hold_then_exits_143(self):
+        # What a Kueue eviction does to a job: the operator stops the chief first, the parameter
+        # servers after it. Before, the chief exited at once and the job resumed from its last
+        # periodic checkpoint (step 0 here: --checkpoint-steps is far away).
+        ports = free_ports(2)
+        cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "chief": [f"127.0.0.1:{ports[1]}"]}
+        env = lambda task: dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster, "task": task}))
+        model_dir = tempfile.mkdtemp(prefix="disttrain-model-")
+        common = ["--model", "toy", "--model-dir", model_dir, "--metrics-address", "0"]
+        ps = subprocess.Popen([TRAINER, *common], env=env({"type": "ps", "index": 0}),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        chief = subprocess.Popen([TRAINER, *common, "--steps", "100000000", "--checkpoint-steps", "100000000",
+                                  "--log-every", "50"], env=env({"type": "chief", "index": 0}),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            steps = []
+            for line in chief.stdout:  # its step events: stop it once it trained a while
+                if '"event":"step"' in line.replace(" ", ""):
+                    steps.append(json.loads(line)["global_step"])
+                    if steps[-1] >= 500:
+                        break
+            chief.send_signal(signal.SIGTERM)
+            out, err = chief.communicate(timeout=60)
+        finally:
+            ps.terminate()
+            ps.wait(timeout=30)
+        self.assertEqual(chief.returncode, 143, err[-800:])
+        saved = [json.loads(l)["global_step"] for l in out.splitlines() if '"event":"checkpoint"' in l.replace(" ", "")]
+        self.assertTrue(saved, err[-800:])
+        self.assertGreaterEqual(saved[-1], 500, "the checkpoint on SIGTERM holds the step it had reached")
+
+
 class StartupOrderTest(unittest.TestCase):
     def initialised_after_listening(self, delay):
         """Starts a chief, then its ps `delay` seconds later; seconds from listening to initialised."""

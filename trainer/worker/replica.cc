@@ -95,6 +95,7 @@ class Replica {
   absl::Status InitializeOrRestore();
   // `final`: the last one, after training (ps 0 holds it for the evaluator when stopping).
   void SaveCheckpoint(int64_t step, const Params& params, bool final = false);
+  void CheckpointBeforeStopping();
   // Metrics after every local step; the chief's TensorBoard scalars every --log-every steps.
   void Record(int64_t step, float loss);
   // The next batch's loss and gradient at `at`; with --local-replicas N, the mean over N batches
@@ -180,6 +181,21 @@ absl::Status Replica::InitializeOrRestore() {
   LogInfo("initialised the parameter servers",
           {{"seed", absl::StrCat(o_.seed)}, {"ps", absl::StrCat(spec_.ps.size())}});
   return absl::OkStatus();
+}
+
+// Stopped before the end (evicted or preempted by Kueue, suspended, deleted): what the servers
+// hold now is saved, so the job resumes from here rather than from its last periodic checkpoint.
+// Best effort, within the pod's grace period: the operator stops the chief before the parameter
+// servers, so they still answer.
+void Replica::CheckpointBeforeStopping() {
+  Params params;
+  absl::StatusOr<int64_t> pulled = client_.PullAll(&params);
+  if (!pulled.ok()) {
+    LogWarning("no checkpoint on SIGTERM: the parameter servers did not answer",
+               {{"error", pulled.status().ToString()}});
+    return;
+  }
+  if (*pulled > last_checkpoint_) SaveCheckpoint(*pulled, params);
 }
 
 void Replica::SaveCheckpoint(int64_t step, const Params& params, bool final) {
@@ -305,6 +321,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
   }
   if (stop) {
     LogInfo("stopping on SIGTERM", {{"task", spec_.TaskName()}});
+    if (chief_) CheckpointBeforeStopping();
     return 143;  // 128 + SIGTERM, as a process killed by it reports
   }
   return chief_ ? Finish() : kExitOk;

@@ -1,0 +1,198 @@
+"""What Kueue support costs and how fast it acts, on the local cluster with the real Kueue
+(tests/e2e/kueue_process.py): N jobs of 7 pods, queued through a ClusterQueue they all fit in,
+against the same N jobs without Kueue (operator without --kueue, no queue label), alternating,
+RUNS of each; then E long-running queued jobs evicted at once (their Workloads deactivated).
+
+Reports medians over the runs:
+- admission to pods: per job, from the watch event that shows its Workload Admitted to the last
+  of its 7 pods' ADDED event (p50/p99);
+- eviction to gone: per job, from the event that shows its Workload Evicted to its last pod's
+  DELETED event (p50/p99);
+- API writes per job (POST/PATCH/PUT/DELETE from the operator's rest_client_requests_total) with
+  and without Kueue, and their difference;
+- the operator's CPU seconds and peak RSS per job, with and without Kueue.
+
+Usage: python3 bench/kueue_bench.py [JOBS] [RUNS] [EVICTED]   (defaults 100 3 20)
+Prints one JSON line per run and a summary line.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
+from crd_test import install_crd  # noqa: E402
+from kube import Namespace, apply, get_json, kubectl, wait_until  # noqa: E402
+from kueue_process import Kueue  # noqa: E402
+from operator_process import OperatorProcess  # noqa: E402
+from scale_harness import PodWatcher, job_manifest, percentile, proc_usage  # noqa: E402
+
+WRITES = ("POST", "PATCH", "PUT", "DELETE")
+
+
+class WorkloadWatcher(PodWatcher):
+    """When this process saw each Workload admitted, and evicted."""
+
+    def __init__(self, ns):
+        self.admitted, self.evicted = {}, {}
+        super().__init__(ns, collection="/apis/kueue.x-k8s.io/v1beta2/namespaces/{ns}/workloads")
+
+    def observe(self, kind, wl, now):
+        job = wl["metadata"].get("labels", {}).get("disttrain.io/job-name", "")
+        for c in wl.get("status", {}).get("conditions", []):
+            if c["type"] == "Admitted" and c["status"] == "True":
+                self.admitted.setdefault(job, now)
+            if c["type"] == "Evicted" and c["status"] == "True":
+                self.evicted.setdefault(job, now)
+
+
+def writes(operator):
+    total = 0
+    for m in re.finditer(r'rest_client_requests_total\{code="[^"]*",method="([A-Z]+)"\} (\d+)', operator.metrics()):
+        if m.group(1) in WRITES:
+            total += int(m.group(2))
+    return total
+
+
+def queue_objects(tag):
+    rf, cq = f"bench-{tag}", f"bench-{tag}"
+    apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": rf}, "spec": {}})
+    apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": cq},
+           "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+               {"name": rf, "resources": [{"name": "cpu", "nominalQuota": "1000"}]}]}]}})
+    return rf, cq
+
+
+def run(jobs, kueue, tag, chief_seconds=15):
+    install_crd()
+    with Namespace("kbench") as ns:
+        operator = OperatorProcess(f"kbench-{tag}", "--workers", "8", *(["--kueue"] if kueue else [])).start()
+        cq = None
+        if kueue:
+            _, cq = queue_objects(tag)
+            apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq"},
+                   "spec": {"clusterQueue": cq}}, ns)
+        pods = PodWatcher(ns)
+        wls = WorkloadWatcher(ns) if kueue else None
+        try:
+            cpu0, _ = proc_usage(operator.proc.pid)
+            w0 = writes(operator)
+            items = [job_manifest(f"job-{i:03d}", chief_seconds + i * 0.3) for i in range(jobs)]
+            if kueue:
+                for j in items:
+                    j["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
+            start = time.monotonic()
+            kubectl("apply", "-f", "-", "-n", ns, timeout=600,
+                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+            wait_until("every pod created", lambda: len(pods.added) >= 7 * jobs, timeout=300)
+            created_s = max(pods.added.values()) - start
+            wait_until(f"all {jobs} jobs to succeed", lambda: [j.get("status", {}).get("state") for j in get_json(
+                "dtr", "-n", ns)["items"]].count("Succeeded") == jobs, timeout=300)
+            if kueue:  # the last write: Finished (and the finalizer) once the pods are gone
+                wait_until("every Workload finished and released", lambda: all(
+                    any(c["type"] == "Finished" and c["status"] == "True" for c in w.get("status", {}).get("conditions", []))
+                    and not w["metadata"].get("finalizers")
+                    for w in get_json("workloads.kueue.x-k8s.io", "-n", ns)["items"]), timeout=120)
+            else:
+                wait_until("parameter servers gone", lambda: not get_json(
+                    "pods", "-n", ns, "-l", "disttrain.io/replica-type=ps")["items"], timeout=120)
+            time.sleep(1)  # the last passes' writes land in the counter
+            cpu1, rss = proc_usage(operator.proc.pid)
+            w1 = writes(operator)
+            result = {"kueue": kueue, "jobs": jobs, "create_all_pods_s": round(created_s, 2),
+                      "writes_per_job": round((w1 - w0) / jobs, 2),
+                      "operator_cpu_ms_per_job": round((cpu1 - cpu0) * 1000 / jobs, 1),
+                      "operator_peak_rss_mb": round(rss, 1)}
+            if kueue:
+                lat = []
+                for i in range(jobs):
+                    name = f"job-{i:03d}"
+                    last = max(t for p, t in pods.added.items() if p.startswith(name + "-"))
+                    lat.append((last - wls.admitted[name]) * 1000)
+                result["admission_to_pods_ms_p50"] = round(percentile(lat, 50), 1)
+                result["admission_to_pods_ms_p99"] = round(percentile(lat, 99), 1)
+        finally:
+            pods.stop()
+            if wls:
+                wls.stop()
+            operator.stop()
+            if cq:
+                kubectl("delete", "clusterqueue", cq, "--wait=false", check=False)
+                kubectl("delete", "resourceflavor", f"bench-{tag}", "--wait=false", check=False)
+    return result
+
+
+def evict(n, tag):
+    """n queued jobs running for good; their Workloads deactivated at once."""
+    with Namespace("kevict") as ns:
+        operator = OperatorProcess(f"kevict-{tag}", "--workers", "8", "--kueue").start()
+        rf, cq = queue_objects(tag)
+        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq"},
+               "spec": {"clusterQueue": cq}}, ns)
+        pods, wls = PodWatcher(ns), WorkloadWatcher(ns)
+        try:
+            items = [job_manifest(f"ev-{i:03d}", 3600) for i in range(n)]
+            for j in items:
+                j["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
+            kubectl("apply", "-f", "-", "-n", ns, input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+            wait_until("every job running", lambda: [j.get("status", {}).get("state") for j in get_json(
+                "dtr", "-n", ns)["items"]].count("Running") == n, timeout=300)
+            for w in get_json("workloads.kueue.x-k8s.io", "-n", ns)["items"]:
+                kubectl("patch", "workloads.kueue.x-k8s.io", w["metadata"]["name"], "-n", ns, "--type=merge",
+                        "-p", '{"spec":{"active":false}}')
+            wait_until("every pod gone", lambda: len(pods.deleted) >= 7 * n, timeout=300)
+            lat = []
+            for i in range(n):
+                name = f"ev-{i:03d}"
+                gone = max(t for p, t in pods.deleted.items() if p.startswith(name + "-"))
+                lat.append((gone - wls.evicted[name]) * 1000)
+        finally:
+            pods.stop()
+            wls.stop()
+            operator.stop()
+            kubectl("delete", "clusterqueue", cq, "--wait=false", check=False)
+            kubectl("delete", "resourceflavor", rf, "--wait=false", check=False)
+    return {"evicted_jobs": n, "eviction_to_gone_ms_p50": round(percentile(lat, 50), 1),
+            "eviction_to_gone_ms_p99": round(percentile(lat, 99), 1)}
+
+
+def main():
+    jobs = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    evicted = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+    kueue = Kueue("kueue-bench").install().start()
+    results = {True: [], False: []}
+    try:
+        for r in range(runs):
+            for with_kueue in (False, True):
+                res = run(jobs, with_kueue, f"{r}{int(with_kueue)}-{os.getpid()}")
+                print(json.dumps(res), flush=True)
+                results[with_kueue].append(res)
+        ev = [evict(evicted, f"ev{r}-{os.getpid()}") for r in range(runs)]
+        for e in ev:
+            print(json.dumps(e), flush=True)
+    finally:
+        kueue.stop()
+        kueue.uninstall()
+    med = lambda rs, k: statistics.median(x[k] for x in rs)
+    k, p = results[True], results[False]
+    print(json.dumps({
+        "summary": f"median of {runs} runs, {jobs} jobs x 7 pods",
+        "admission_to_pods_ms_p50": med(k, "admission_to_pods_ms_p50"),
+        "admission_to_pods_ms_p99": med(k, "admission_to_pods_ms_p99"),
+        "eviction_to_gone_ms_p50": statistics.median(e["eviction_to_gone_ms_p50"] for e in ev),
+        "eviction_to_gone_ms_p99": statistics.median(e["eviction_to_gone_ms_p99"] for e in ev),
+        "writes_per_job_kueue": med(k, "writes_per_job"), "writes_per_job_plain": med(p, "writes_per_job"),
+        "extra_writes_per_job": round(med(k, "writes_per_job") - med(p, "writes_per_job"), 2),
+        "cpu_ms_per_job_kueue": med(k, "operator_cpu_ms_per_job"), "cpu_ms_per_job_plain": med(p, "operator_cpu_ms_per_job"),
+        "cpu_ratio": round(med(k, "operator_cpu_ms_per_job") / med(p, "operator_cpu_ms_per_job"), 3),
+        "rss_mb_kueue": med(k, "operator_peak_rss_mb"), "rss_mb_plain": med(p, "operator_peak_rss_mb"),
+        "rss_ratio": round(med(k, "operator_peak_rss_mb") / med(p, "operator_peak_rss_mb"), 3),
+        "create_all_pods_s_kueue": med(k, "create_all_pods_s"), "create_all_pods_s_plain": med(p, "create_all_pods_s"),
+    }))
+
+
+if __name__ == "__main__":
+    main()
