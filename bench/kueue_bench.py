@@ -80,6 +80,8 @@ def run(jobs, kueue, tag, chief_seconds=15):
             cpu0, _ = proc_usage(operator.proc.pid)
             w0 = writes(operator)
             items = [job_manifest(f"job-{i:03d}", chief_seconds + i * 0.3) for i in range(jobs)]
+            for j in items:  # the simulated evaluator never exits: deleted with the others at once
+                j["spec"]["runPolicy"] = {"finalEvaluationGracePeriodSeconds": 0}
             if kueue:
                 for j in items:
                     j["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
@@ -95,9 +97,9 @@ def run(jobs, kueue, tag, chief_seconds=15):
                     any(c["type"] == "Finished" and c["status"] == "True" for c in w.get("status", {}).get("conditions", []))
                     and not w["metadata"].get("finalizers")
                     for w in get_json("workloads.kueue.x-k8s.io", "-n", ns)["items"]), timeout=120)
-            else:
-                wait_until("parameter servers gone", lambda: not get_json(
-                    "pods", "-n", ns, "-l", "disttrain.io/replica-type=ps")["items"], timeout=120)
+            else:  # the same end: only the chiefs' pods are left
+                wait_until("every pod but the chiefs gone", lambda: not get_json(
+                    "pods", "-n", ns, "-l", "disttrain.io/replica-type!=chief")["items"], timeout=120)
             time.sleep(1)  # the last passes' writes land in the counter
             cpu1, rss = proc_usage(operator.proc.pid)
             w1 = writes(operator)

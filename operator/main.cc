@@ -29,6 +29,7 @@
 #include "operator/controller/pod_projection.h"
 #include "operator/kube/config.h"
 #include "operator/kube/rest_kube_client.h"
+#include "operator/queueing/workload.h"
 #include "operator/runtime/background_event_recorder.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/manager.h"
@@ -219,7 +220,9 @@ int RunController(const std::vector<std::string>& args) {
     workloads = std::make_unique<runtime::Informer>(
         (*client).get(), runtime::InformerOptions{.resource = kube::kWorkloads,
                                                   .namespace_name = f.namespace_name,
-                                                  .label_selector = selector});
+                                                  .label_selector = selector,
+                                                  .transform = queueing::ProjectWorkload,
+                                                  .store_encoding = runtime::StoreEncoding::kCbor});
     flavors = std::make_unique<runtime::Informer>(
         (*client).get(), runtime::InformerOptions{.resource = kube::kResourceFlavors});
   }
@@ -251,8 +254,7 @@ int RunController(const std::vector<std::string>& args) {
                      reconciler.ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
                    }});
   services.AddHandler(controller::EnqueueServiceOwners(&queue));
-  // A Workload's admission, eviction or deletion queues its job (its job-name label).
-  if (workloads) workloads->AddHandler(controller::EnqueueServiceOwners(&queue));
+  if (workloads) workloads->AddHandler(controller::EnqueueWorkloadOwners(&queue));
 
   runtime::Controller controller("distributedtraining", &reconciler, &queue,
                                  static_cast<int>(f.workers), &metrics);

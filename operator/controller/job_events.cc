@@ -1,5 +1,7 @@
 #include "operator/controller/job_events.h"
 
+#include "operator/queueing/workload.h"
+
 #include <algorithm>
 #include <initializer_list>
 #include <string_view>
@@ -85,6 +87,16 @@ runtime::EventHandler EnqueueJobs(runtime::WorkQueue* queue) {
 
 runtime::EventHandler EnqueueServiceOwners(runtime::WorkQueue* queue) {
   return EnqueueBy(queue, OwnerKey);
+}
+
+runtime::EventHandler EnqueueWorkloadOwners(runtime::WorkQueue* queue) {
+  runtime::EventHandler handler = EnqueueBy(queue, OwnerKey);
+  handler.on_add = nullptr;
+  handler.on_update = [queue](const runtime::ObjectPtr& old, const runtime::ObjectPtr& now) {
+    if (!queueing::DecisionChanged(*old, *now)) return;
+    if (std::string k = OwnerKey(now); !k.empty()) queue->Add(k);
+  };
+  return handler;
 }
 
 runtime::EventHandler EnqueuePodOwners(runtime::WorkQueue* queue, absl::Duration batch) {

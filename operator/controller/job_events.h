@@ -29,6 +29,13 @@ runtime::EventHandler EnqueueJobs(runtime::WorkQueue* queue);
 // Services enqueue their job.
 runtime::EventHandler EnqueueServiceOwners(runtime::WorkQueue* queue);
 
+// Kueue's Workloads enqueue their job (its job-name label) when Kueue changes them (admission,
+// eviction, the reason a job waits: queueing::DecisionChanged, so not the operator's own
+// PodsReady and reclaimablePods) or they are deleted. Not when they appear: the operator
+// created them in a pass that already did what their creation calls for, and a restarted
+// operator's first passes come from the job informer.
+runtime::EventHandler EnqueueWorkloadOwners(runtime::WorkQueue* queue);
+
 // Pods enqueue their job:
 // - a pod that has just exited (a chief that finished, a replica that failed) puts its job at the
 //   head of the queue, since acting on it releases pods and their GPUs and must not wait behind a

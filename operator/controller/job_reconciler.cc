@@ -51,8 +51,11 @@ absl::Time JobReconciler::FirstPassTime(const std::string& key, const std::strin
 // first: one status write fewer per job (a custom resource's write costs the API server about as
 // much CPU as creating a pod), and none competing with the creation of other jobs' pods. Only a
 // clean first pass waits: any failed request, warning or terminal condition is written at once.
+// A queued job's first pass creates its Workload instead: Kueue's answer (admitted, or why not)
+// queues the next pass, which writes the status, Queued or with its pods.
 bool JobReconciler::FirstWriteWaits(const Pass& p) const {
-  return !FindCondition(p.original, kCreated) && p.created_pods && p.errors.empty() &&
+  return !FindCondition(p.original, kCreated) && (p.created_pods || p.created_workload) &&
+         p.errors.empty() &&
          !p.cleanup_after_write &&
          std::none_of(p.events.begin(), p.events.end(),
                       [](const auto& e) { return e.type == EventType::kWarning; });
@@ -134,7 +137,8 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
       DeleteAfterTtl(p);
     } else if (p.job.spec.run_policy.suspend) {
       Suspend(p);
-    } else if (Admitted(p)) {  // false: held (Queued) or failed
+      SetWorkloadActive(p, false);
+    } else if (SetWorkloadActive(p, true) && Admitted(p)) {  // false: held (Queued) or failed
       Run(p);
     }
     UpdateCounts(p);

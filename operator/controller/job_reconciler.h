@@ -85,10 +85,15 @@ class JobReconciler : public runtime::Reconciler {
   // Kueue (job_reconciler_queue.cc). Admitted: whether the job may run its pods now, after
   // creating, replacing or reading its Workload; true for a job not sent to Kueue.
   bool Admitted(Pass& p);
+  // A suspended job sent to Kueue deactivates its Workload (spec.active false: Kueue evicts it,
+  // and its quota goes back once the pods are gone); resumed, it activates it again. Returns
+  // false when the write failed.
+  bool SetWorkloadActive(Pass& p, bool active);
   // A job sent to Kueue: finds its Workload (and deletes any other it owns).
   void FindWorkload(Pass& p);
   // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
-  void Hold(Pass& p, const std::string& reason, const std::string& message);
+  // `quiet`: no event (another one of the pass says it).
+  void Hold(Pass& p, const std::string& reason, const std::string& message, bool quiet = false);
   // After the job's status write: the job side of its Workload's status, and the finalizer.
   void SyncWorkload(Pass& p);
   // A deleted job's Workloads: their finalizer goes once the job's pods are gone.

@@ -4,6 +4,7 @@
 // Workload learns PodsReady, reclaimablePods and Finished from the job. See job_reconciler.h
 // and docs/kueue.md.
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -56,29 +57,54 @@ void JobReconciler::FindWorkload(Pass& p) {
   }
 }
 
+bool JobReconciler::SetWorkloadActive(Pass& p, bool active) {
+  if (!p.queued || p.workload == nullptr) return true;
+  if (!active) {
+    bool any_live = false;
+    for (const auto& [id, pod] : p.pods) any_live = any_live || Live(pod);
+    p.release_quota = !any_live;  // once Kueue evicted it (Deactivated)
+  }
+  if (p.workload->value("/spec/active"_json_pointer, true) == active) return true;
+  json patch = {{"spec", {{"active", active}}}};
+  absl::Status s = deps_.client->Patch(kube::kWorkloads, p.job.metadata.namespace_name,
+                                       NameOf(*p.workload), kube::PatchType::kMerge, patch);
+  if (!s.ok() && !kube::IsNotFound(s)) {
+    p.Error("FailedUpdateWorkload", s);
+    return false;
+  }
+  return true;
+}
+
 bool JobReconciler::Admitted(Pass& p) {
   if (!p.queued) return true;
   const std::string queue = queueing::QueueName(p.job);
   const std::string name = queueing::WorkloadName(p.job);
-  absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
-  if (!desired.ok()) {
-    FailInvalid(p, desired.status());
-    return false;
-  }
-  std::vector<queueing::PodSetInput> pod_sets;
-  for (const auto& [type, spec] : p.job.spec.replica_specs) {
-    for (const ReplicaObjects& r : desired->replicas) {
-      if (r.type != type) continue;
-      pod_sets.push_back({std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod});
-      break;
+  // The Workload as built from the job now: only when it is to be created, or the job's
+  // generation, queue or priority class is not the one the Workload was built from (building
+  // it means building every pod of the job).
+  std::optional<json> wanted;
+  auto build_wanted = [&]() -> bool {
+    absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
+    if (!desired.ok()) {
+      FailInvalid(p, desired.status());
+      return false;
     }
-  }
-  std::optional<queueing::Priority> priority;
-  if (auto it = p.job.metadata.labels.find(queueing::kPriorityClassLabel);
-      it != p.job.metadata.labels.end()) {
-    priority = queueing::Priority{it->second, 0};
-  }
-  json wanted = queueing::BuildWorkload(p.job, pod_sets, priority);
+    std::vector<queueing::PodSetInput> pod_sets;
+    for (const auto& [type, spec] : p.job.spec.replica_specs) {
+      for (const ReplicaObjects& r : desired->replicas) {
+        if (r.type != type) continue;
+        pod_sets.push_back({std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod});
+        break;
+      }
+    }
+    std::optional<queueing::Priority> priority;
+    if (auto it = p.job.metadata.labels.find(queueing::kPriorityClassLabel);
+        it != p.job.metadata.labels.end()) {
+      priority = queueing::Priority{it->second, 0};
+    }
+    wanted = queueing::BuildWorkload(p.job, pod_sets, priority);
+    return true;
+  };
 
   if (p.workload == nullptr && p.replacing_workload) {
     Hold(p, "WorkloadReplaced",
@@ -87,9 +113,12 @@ bool JobReconciler::Admitted(Pass& p) {
     return false;
   }
   if (p.workload == nullptr) {
-    if (CreateWorkload(p, wanted)) {
+    if (!build_wanted()) return false;
+    if (CreateWorkload(p, *wanted)) {
+      p.created_workload = true;
       Hold(p, "WaitingForAdmission",
-           absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue));
+           absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue),
+           /*quiet=*/true);  // the CreatedWorkload event says so
     }
     return false;
   }
@@ -99,8 +128,12 @@ bool JobReconciler::Admitted(Pass& p) {
            absl::StrCat("Kueue finished Workload ", name, " before the job ended"));
     return false;
   }
-  const bool same = st.quota_reserved ? queueing::SamePodSets(*p.workload, wanted)
-                                      : queueing::Matches(*p.workload, wanted);
+  bool same = queueing::BuiltFrom(*p.workload, p.job);
+  if (!same) {
+    if (!build_wanted()) return false;
+    same = st.quota_reserved ? queueing::SamePodSets(*p.workload, *wanted)
+                             : queueing::Matches(*p.workload, *wanted);
+  }
   if (!same) {
     DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
     p.workload = nullptr;
@@ -124,9 +157,12 @@ bool JobReconciler::Admitted(Pass& p) {
       return false;
     }
     p.admission = *std::move(infos);
-    if (IsTrue(p.status, kQueued)) {
+    // Added even when Queued=True was never written (admitted before the first status write):
+    // `kubectl wait --for=condition=Queued=false` and the ClusterQueue's name need it.
+    const api::Condition* queued = FindCondition(p.status, kQueued);
+    if (queued == nullptr || queued->status || queued->reason != "Admitted") {
       const std::string message = absl::StrCat("admitted by ClusterQueue ", st.cluster_queue);
-      SetCondition(&p.status, kQueued, false, "Admitted", message, p.now);
+      AddCondition(&p.status, kQueued, false, "Admitted", message, p.now);
       p.Note("Admitted", message);
     }
     return true;
@@ -150,7 +186,8 @@ bool JobReconciler::Admitted(Pass& p) {
   return false;
 }
 
-void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& message) {
+void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& message,
+                         bool quiet) {
   // The chief goes first: on SIGTERM it saves a checkpoint of what the parameter servers hold,
   // so the job resumes from there once admitted again; the others follow once it is gone.
   bool chief_live = false;
@@ -175,7 +212,8 @@ void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& 
   SetCondition(&p.status, kRestarting, false, "Queued", "the job waits for Kueue", p.now);
   // As for a resumed job: activeDeadlineSeconds counts from the (re)admission.
   p.status.start_time.reset();
-  if (news) {
+  // Waiting for Kueue's first answer is no news: the CreatedWorkload event said it.
+  if (news && !quiet && reason != "WaitingForAdmission") {
     if (reason == "Preempted" || reason == "Evicted" || reason == "Inadmissible" ||
         reason == "WorkloadPriorityClassNotFound" || reason == "AdmissionUnusable") {
       p.Warn(reason, message);
@@ -216,7 +254,10 @@ bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
     }
     return false;
   }
-  p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", NameOf(workload)));
+  p.Note("CreatedWorkload",
+         absl::StrCat("created Kueue Workload ", NameOf(workload), " in LocalQueue ",
+                      workload.value("/spec/queueName"_json_pointer, std::string()),
+                      "; the job waits for its admission"));
   return true;
 }
 
@@ -264,7 +305,7 @@ void JobReconciler::SyncWorkload(Pass& p) {
     const bool succeeded = IsTrue(p.status, kSucceeded);
     const api::Condition* c = FindCondition(p.status, succeeded ? kSucceeded : kFailed);
     want.finished = queueing::JobSide::Finish{succeeded, c ? c->message : ""};
-  } else if (p.release_quota) {
+  } else if (p.release_quota) {  // held, or suspended (its Workload deactivated)
     want.release_quota = true;
   } else if (p.admission) {
     want.pods_ready = IsTrue(p.status, kRunning);

@@ -90,7 +90,9 @@ json BuildWorkload(const api::DistributedTraining& job, const std::vector<PodSet
        {{"name", WorkloadName(job)},
         {"namespace", job.metadata.namespace_name},
         {"labels", labels},
-        {"annotations", {{kPodSetsDigestAnnotation, Sha1Hex(sets.dump())}}},
+        {"annotations",
+         {{kPodSetsDigestAnnotation, Sha1Hex(sets.dump())},
+          {kJobGenerationAnnotation, absl::StrCat(job.metadata.generation)}}},
         {"finalizers", {kResourceInUseFinalizer}},
         {"ownerReferences",
          {{{"apiVersion", api::kApiVersion},
@@ -100,6 +102,50 @@ json BuildWorkload(const api::DistributedTraining& job, const std::vector<PodSet
            {"controller", true},
            {"blockOwnerDeletion", true}}}}}},
       {"spec", spec}};
+}
+
+bool BuiltFrom(const json& existing, const api::DistributedTraining& job) {
+  auto label = [&](const char* key) {
+    auto it = job.metadata.labels.find(key);
+    return it == job.metadata.labels.end() ? std::string() : it->second;
+  };
+  return Annotation(existing, kJobGenerationAnnotation) == absl::StrCat(job.metadata.generation) &&
+         existing.value("/spec/queueName"_json_pointer, std::string()) == QueueName(job) &&
+         existing.value("/spec/priorityClassRef/name"_json_pointer, std::string()) ==
+             label(kPriorityClassLabel);
+}
+
+json ProjectWorkload(json workload) {
+  json out = json::object();
+  for (const char* k : {"apiVersion", "kind", "metadata", "status"}) {
+    if (workload.contains(k)) out[k] = std::move(workload[k]);
+  }
+  json spec = json::object();
+  if (auto s = workload.find("spec"); s != workload.end() && s->is_object()) {
+    for (const char* k : {"queueName", "active", "priorityClassRef", "priority"}) {
+      if (s->contains(k)) spec[k] = std::move((*s)[k]);
+    }
+  }
+  out["spec"] = std::move(spec);
+  return out;
+}
+
+bool DecisionChanged(const json& old_workload, const json& new_workload) {
+  auto decision = [](const json& w) {
+    json conditions = json::object();
+    for (const json& c : w.value("/status/conditions"_json_pointer, json::array())) {
+      const std::string type = c.value("type", "");
+      if (type == "PodsReady") continue;
+      conditions[type] = {c.value("status", ""), c.value("reason", ""), c.value("message", "")};
+    }
+    return json{{"conditions", conditions},
+                {"admission", w.value("/status/admission"_json_pointer, json())},
+                {"checks", w.value("/status/admissionChecks"_json_pointer, json())},
+                {"active", w.value("/spec/active"_json_pointer, json())},
+                {"finalizers", w.value("/metadata/finalizers"_json_pointer, json())},
+                {"deleting", w.value("/metadata/deletionTimestamp"_json_pointer, json())}};
+  };
+  return decision(old_workload) != decision(new_workload);
 }
 
 bool SamePodSets(const json& existing, const json& wanted) {

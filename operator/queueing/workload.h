@@ -25,6 +25,9 @@ inline constexpr char kResourceInUseFinalizer[] = "kueue.x-k8s.io/resource-in-us
 // On the Workload: a digest of its PodSets as built from the job, to tell when the job's spec
 // changed in a way Kueue must admit again (replicas, resources, the pod templates).
 inline constexpr char kPodSetsDigestAnnotation[] = "disttrain.io/podsets-digest";
+// On the Workload: the job's metadata.generation it was built from. While the job's generation,
+// queue and priority class are those the Workload has, it stands for the job without rebuilding.
+inline constexpr char kJobGenerationAnnotation[] = "disttrain.io/job-generation";
 
 // The LocalQueue the job is sent to ("" when it is not sent to Kueue).
 std::string QueueName(const api::DistributedTraining& job);
@@ -55,6 +58,20 @@ struct Priority {
 nlohmann::json BuildWorkload(const api::DistributedTraining& job,
                              const std::vector<PodSetInput>& pod_sets,
                              const std::optional<Priority>& priority);
+
+// Whether `existing` was built from this generation of the job, its queue and priority class
+// (then it stands for the job; else Matches/SamePodSets decide, from a Workload built anew).
+bool BuiltFrom(const nlohmann::json& existing, const api::DistributedTraining& job);
+
+// What the operator caches of a Workload: its metadata, queue, activity, priority and status;
+// not its PodSets' templates (the digest annotation stands for them).
+nlohmann::json ProjectWorkload(nlohmann::json workload);
+
+// Whether a Workload changed in a way that calls for a pass of its job: Kueue's decision (quota
+// reserved, admitted, evicted, finished, requeued, the admission), its activity, finalizers or
+// deletion. Not the conditions and counts the operator itself writes (PodsReady,
+// reclaimablePods).
+bool DecisionChanged(const nlohmann::json& old_workload, const nlohmann::json& new_workload);
 
 // Whether an existing Workload still stands for the job: same PodSets (by digest), queue and
 // priority class. A Workload that does not is replaced, as Kueue's job controllers do.

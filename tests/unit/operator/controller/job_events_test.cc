@@ -98,6 +98,25 @@ TEST(JobEventsTest, JobsQueueForEveryChangeButTheirOwnStatus) {
   EXPECT_EQ(queue.Get(), "ns/mnist");
 }
 
+TEST(JobEventsTest, WorkloadsQueueTheirJobWhenKueueChangesThemNotWhenTheyAppear) {
+  runtime::FakeClock clock;
+  runtime::WorkQueue queue(Manual(), &clock);
+  runtime::EventHandler workloads = EnqueueWorkloadOwners(&queue);
+  runtime::ObjectPtr wl = Pod("mnist", "");  // any object with the job-name label
+  EXPECT_EQ(workloads.on_add, nullptr) << "the pass that created it needs no second pass";
+  json ready = *wl;
+  ready["status"]["conditions"] = {{{"type", "PodsReady"}, {"status", "True"}}};
+  workloads.on_update(wl, std::make_shared<const json>(ready));
+  EXPECT_EQ(queue.Len(), 0) << "the operator's own PodsReady queued a pass";
+  json admitted = ready;
+  admitted["status"]["conditions"].push_back({{"type", "Admitted"}, {"status", "True"}});
+  workloads.on_update(wl, std::make_shared<const json>(admitted));
+  EXPECT_EQ(queue.Get(), "ns/mnist");
+  queue.Done("ns/mnist");
+  workloads.on_delete(wl);
+  EXPECT_EQ(queue.Get(), "ns/mnist");
+}
+
 TEST(JobEventsTest, APodThatJustExitedPutsItsJobAheadOfJobsBeingCreated) {
   runtime::FakeClock clock;
   runtime::WorkQueue queue(Manual(), &clock);

@@ -75,6 +75,41 @@ TEST(WorkloadTest, MatchesUntilReplicasResourcesQueueOrPriorityChange) {
   EXPECT_FALSE(Matches(base, BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, Priority{"high", 1})));
 }
 
+TEST(WorkloadTest, AWorkloadBuiltFromThisGenerationQueueAndClassNeedsNoRebuild) {
+  api::DistributedTraining job = Job();
+  job.metadata.generation = 3;
+  const json wl = BuildWorkload(job, {{"worker", 2, Pod("1")}}, std::nullopt);
+  EXPECT_TRUE(BuiltFrom(wl, job));
+  job.metadata.generation = 4;  // the spec changed: rebuild and compare
+  EXPECT_FALSE(BuiltFrom(wl, job));
+  job.metadata.generation = 3;
+  job.metadata.labels[kPriorityClassLabel] = "high";  // labels move no generation
+  EXPECT_FALSE(BuiltFrom(wl, job));
+}
+
+TEST(WorkloadTest, TheCacheKeepsNoTemplatesAndOnlyKueuesDecisionsQueueAPass) {
+  json wl = BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, Priority{"high", 5});
+  wl["status"] = {{"conditions", {{{"type", "QuotaReserved"}, {"status", "True"}}}}};
+  const json cached = ProjectWorkload(wl);
+  EXPECT_FALSE(cached["spec"].contains("podSets"));
+  EXPECT_EQ(cached["spec"]["queueName"], "lq");
+  EXPECT_EQ(cached["spec"]["priorityClassRef"]["name"], "high");
+  EXPECT_EQ(cached["metadata"]["finalizers"], wl["metadata"]["finalizers"]);
+  EXPECT_EQ(cached["status"], wl["status"]);
+
+  json ready = cached;
+  ready["status"]["conditions"].push_back({{"type", "PodsReady"}, {"status", "True"}});
+  ready["status"]["reclaimablePods"] = {{{"name", "worker"}, {"count", 1}}};
+  ready["metadata"]["resourceVersion"] = "9";
+  EXPECT_FALSE(DecisionChanged(cached, ready)) << "the operator's own writes";
+  json evicted = ready;
+  evicted["status"]["conditions"].push_back({{"type", "Evicted"}, {"status", "True"}});
+  EXPECT_TRUE(DecisionChanged(ready, evicted));
+  json gone = cached;
+  gone["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  EXPECT_TRUE(DecisionChanged(cached, gone));
+}
+
 TEST(WorkloadTest, QueueNameIsTheLabelOrNothing) {
   EXPECT_EQ(QueueName(Job()), "lq");
   api::DistributedTraining plain = Job();
