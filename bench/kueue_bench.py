@@ -68,7 +68,9 @@ def queue_objects(tag):
 def run(jobs, kueue, tag, chief_seconds=15):
     install_crd()
     with Namespace("kbench") as ns:
-        operator = OperatorProcess(f"kbench-{tag}", "--workers", "8", *(["--kueue"] if kueue else [])).start()
+        # --namespace: the jobs of earlier runs' namespaces, still being deleted, are not this run's.
+        operator = OperatorProcess(f"kbench-{tag}", "--workers", "8", "--namespace", ns,
+                                   *(["--kueue"] if kueue else [])).start()
         cq = None
         if kueue:
             _, cq = queue_objects(tag)
@@ -129,7 +131,7 @@ def run(jobs, kueue, tag, chief_seconds=15):
 def evict(n, tag):
     """n queued jobs running for good; their Workloads deactivated at once."""
     with Namespace("kevict") as ns:
-        operator = OperatorProcess(f"kevict-{tag}", "--workers", "8", "--kueue").start()
+        operator = OperatorProcess(f"kevict-{tag}", "--workers", "8", "--namespace", ns, "--kueue").start()
         rf, cq = queue_objects(tag)
         apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq"},
                "spec": {"clusterQueue": cq}}, ns)

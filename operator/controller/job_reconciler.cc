@@ -138,7 +138,8 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
     } else if (p.job.spec.run_policy.suspend) {
       Suspend(p);
       SetWorkloadActive(p, false);
-    } else if (SetWorkloadActive(p, true) && Admitted(p)) {  // false: held (Queued) or failed
+    } else if ((!IsTrue(p.status, kSuspended) || SetWorkloadActive(p, true)) &&  // resumed
+               Admitted(p)) {  // false: held (Queued) or failed
       Run(p);
     }
     UpdateCounts(p);

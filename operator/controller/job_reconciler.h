@@ -86,8 +86,9 @@ class JobReconciler : public runtime::Reconciler {
   // creating, replacing or reading its Workload; true for a job not sent to Kueue.
   bool Admitted(Pass& p);
   // A suspended job sent to Kueue deactivates its Workload (spec.active false: Kueue evicts it,
-  // and its quota goes back once the pods are gone); resumed, it activates it again. Returns
-  // false when the write failed.
+  // and its quota goes back once the pods are gone); resumed, it activates it again (only then:
+  // a Workload an admin deactivated stays so, and its job Queued). Returns false when the write
+  // failed.
   bool SetWorkloadActive(Pass& p, bool active);
   // A job sent to Kueue: finds its Workload (and deletes any other it owns).
   void FindWorkload(Pass& p);

@@ -163,7 +163,10 @@ bool JobReconciler::Admitted(Pass& p) {
     if (queued == nullptr || queued->status || queued->reason != "Admitted") {
       const std::string message = absl::StrCat("admitted by ClusterQueue ", st.cluster_queue);
       AddCondition(&p.status, kQueued, false, "Admitted", message, p.now);
-      p.Note("Admitted", message);
+      // An event only for a job whose Queued=True was written: a job admitted before its first
+      // status write would have it twice (its next pass does not see this one's condition),
+      // and Kueue's own Admitted event on the Workload already says it.
+      if (IsTrue(p.original, kQueued)) p.Note("Admitted", message);
     }
     return true;
   }

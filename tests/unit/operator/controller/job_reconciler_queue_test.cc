@@ -54,6 +54,14 @@ class QueueTest : public ::testing::Test {
                       {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
     h.client.Put(kube::kWorkloads, wl);
   }
+  // Workload created, admitted, pods created and running: the job is Running.
+  void AdmitAndRun() {
+    ASSERT_TRUE(h.Pass().ok());
+    Admit();
+    ASSERT_TRUE(h.Pass().ok());
+    h.RunAll();
+    ASSERT_TRUE(h.Pass().ok());
+  }
   void Evict() {
     json wl = Workload();
     wl["status"]["conditions"].push_back({{"type", "Evicted"},
@@ -128,11 +136,7 @@ TEST_F(QueueTest, AdmittedPodsCarryTheFlavourAndTheJobRuns) {
 }
 
 TEST_F(QueueTest, AnEvictionStopsThePodsAndReleasesTheQuotaOnlyOnceTheyAreGone) {
-  ASSERT_TRUE(h.Pass().ok());
-  Admit();
-  ASSERT_TRUE(h.Pass().ok());
-  h.RunAll();
-  ASSERT_TRUE(h.Pass().ok());
+  AdmitAndRun();
   // Pods that are still terminating hold their resources: the quota stays reserved.
   h.client.SetDeleteGraceful(true);
   Evict();
@@ -158,11 +162,7 @@ TEST_F(QueueTest, AnEvictionStopsThePodsAndReleasesTheQuotaOnlyOnceTheyAreGone) 
 }
 
 TEST_F(QueueTest, FinishedIsWrittenOnceThePodsHoldingQuotaAreGoneThenTheFinalizerGoes) {
-  ASSERT_TRUE(h.Pass().ok());
-  Admit();
-  ASSERT_TRUE(h.Pass().ok());
-  h.RunAll();
-  ASSERT_TRUE(h.Pass().ok());
+  AdmitAndRun();
   h.client.SetDeleteGraceful(true);
   h.SetPod("dist-chief-0", "Succeeded");
   ASSERT_TRUE(h.Pass().ok());
@@ -201,12 +201,22 @@ TEST_F(QueueTest, SuspendingDeactivatesTheWorkloadAndResumingActivatesIt) {
   EXPECT_TRUE(h.PodNames().empty()) << "it waits to be admitted again";
 }
 
+TEST_F(QueueTest, AWorkloadAnAdminDeactivatedStaysSoAndItsJobWaits) {
+  AdmitAndRun();
+  json wl = Workload();
+  wl["spec"]["active"] = false;
+  wl["status"]["conditions"].push_back({{"type", "Evicted"},
+                                        {"status", "True"},
+                                        {"reason", "Deactivated"},
+                                        {"message", "The workload is deactivated"}});
+  h.client.Put(kube::kWorkloads, wl);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_FALSE(Workload()["spec"]["active"].get<bool>()) << "the operator re-activated it";
+  EXPECT_EQ(FindCondition(h.Status(), kQueued)->reason, "Evicted");
+}
+
 TEST_F(QueueTest, WorkersThatSucceededBeforeTheChiefAreReclaimable) {
-  ASSERT_TRUE(h.Pass().ok());
-  Admit();
-  ASSERT_TRUE(h.Pass().ok());
-  h.RunAll();
-  ASSERT_TRUE(h.Pass().ok());
+  AdmitAndRun();
   h.SetPod("dist-worker-0", "Succeeded");
   h.SetPod("dist-worker-1", "Succeeded");
   ASSERT_TRUE(h.Pass().ok());
