@@ -65,6 +65,14 @@ def queue_objects(tag):
     return rf, cq
 
 
+def delete_namespace(ns):
+    """Deletes the run's namespace and waits for it while its operator still runs: Kueue's
+    finalizer on the Workloads is the operator's to remove."""
+    kubectl("delete", "namespace", ns, "--wait=false", check=False)
+    wait_until(f"namespace {ns} to be gone", lambda: kubectl(
+        "get", "namespace", ns, check=False).returncode != 0, timeout=300)
+
+
 def run(jobs, kueue, tag, chief_seconds=15):
     install_crd()
     with Namespace("kbench") as ns:
@@ -121,6 +129,7 @@ def run(jobs, kueue, tag, chief_seconds=15):
             pods.stop()
             if wls:
                 wls.stop()
+            delete_namespace(ns)
             operator.stop()
             if cq:
                 kubectl("delete", "clusterqueue", cq, "--wait=false", check=False)
@@ -155,6 +164,7 @@ def evict(n, tag):
         finally:
             pods.stop()
             wls.stop()
+            delete_namespace(ns)
             operator.stop()
             kubectl("delete", "clusterqueue", cq, "--wait=false", check=False)
             kubectl("delete", "resourceflavor", rf, "--wait=false", check=False)

@@ -1,13 +1,12 @@
 #include "operator/controller/job_events.h"
 
-#include "operator/queueing/workload.h"
-
 #include <algorithm>
 #include <initializer_list>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "operator/api/labels.h"
+#include "operator/queueing/workload.h"
 
 namespace disttrain::controller {
 namespace {

@@ -55,8 +55,7 @@ absl::Time JobReconciler::FirstPassTime(const std::string& key, const std::strin
 // queues the next pass, which writes the status, Queued or with its pods.
 bool JobReconciler::FirstWriteWaits(const Pass& p) const {
   return !FindCondition(p.original, kCreated) && (p.created_pods || p.created_workload) &&
-         p.errors.empty() &&
-         !p.cleanup_after_write &&
+         p.errors.empty() && !p.cleanup_after_write &&
          std::none_of(p.events.begin(), p.events.end(),
                       [](const auto& e) { return e.type == EventType::kWarning; });
 }

@@ -108,7 +108,8 @@ bool JobReconciler::Admitted(Pass& p) {
 
   if (p.workload == nullptr && p.replacing_workload) {
     Hold(p, "WorkloadReplaced",
-         absl::StrCat("Workload ", name, " is being deleted; a new one follows once the job's "
+         absl::StrCat("Workload ", name,
+                      " is being deleted; a new one follows once the job's "
                       "pods are gone"));
     return false;
   }
@@ -137,9 +138,9 @@ bool JobReconciler::Admitted(Pass& p) {
   if (!same) {
     DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
     p.workload = nullptr;
-    Hold(p, "WorkloadReplaced",
-         absl::StrCat("the job changed, so Kueue admits it again: Workload ", name,
-                      " is replaced"));
+    Hold(
+        p, "WorkloadReplaced",
+        absl::StrCat("the job changed, so Kueue admits it again: Workload ", name, " is replaced"));
     return false;
   }
   if (st.admitted && !st.evicted) {
@@ -183,7 +184,8 @@ bool JobReconciler::Admitted(Pass& p) {
     reason = st.waiting_reason;  // Kueue's: Pending, Inadmissible
     message = st.waiting_message;
   } else {
-    message = absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue);
+    message =
+        absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue);
   }
   Hold(p, reason, message);
   return false;
@@ -235,8 +237,8 @@ bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
       if (kube::IsNotFound(wpc.status())) {
         p.Requeue(kQueueRetry);
         Hold(p, "WorkloadPriorityClassNotFound",
-             absl::StrCat("WorkloadPriorityClass ", cls, " (label ",
-                          queueing::kPriorityClassLabel, ") does not exist"));
+             absl::StrCat("WorkloadPriorityClass ", cls, " (label ", queueing::kPriorityClassLabel,
+                          ") does not exist"));
       } else {
         p.Error("FailedCreateWorkload", wpc.status());
         Hold(p, "FailedCreateWorkload", std::string(wpc.status().message()));
@@ -284,8 +286,8 @@ void JobReconciler::SyncWorkload(Pass& p) {
   for (const runtime::ObjectPtr& w : deps_.workloads->ByControllerUid(p.job.metadata.uid)) {
     if (!queueing::ReadWorkload(*w).deleting || any_live) continue;
     if (std::optional<json> patch = queueing::RemoveFinalizerPatch(*w)) {
-      absl::Status s = deps_.client->Patch(kube::kWorkloads, ns, NameOf(*w),
-                                           kube::PatchType::kMerge, *patch);
+      absl::Status s =
+          deps_.client->Patch(kube::kWorkloads, ns, NameOf(*w), kube::PatchType::kMerge, *patch);
       if (!s.ok() && !kube::IsNotFound(s)) p.Error("FailedUpdateWorkload", s);
     }
   }
@@ -323,8 +325,8 @@ void JobReconciler::SyncWorkload(Pass& p) {
   }
   std::optional<json> patch = queueing::JobSideStatusPatch(*p.workload, want, p.now);
   if (!patch) return;
-  absl::Status s = deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge,
-                                       *patch, "status");
+  absl::Status s =
+      deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch, "status");
   if (!s.ok() && !kube::IsNotFound(s)) {
     p.Error("FailedUpdateWorkload", s);
     return;

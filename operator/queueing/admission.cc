@@ -73,7 +73,8 @@ WorkloadState ReadWorkload(const json& workload) {
     s.evicted_message = c->value("message", "");
   }
   for (const json& r : workload.value("/status/reclaimablePods"_json_pointer, json::array())) {
-    if (r.is_object() && r.contains("name")) s.reclaimable[r.value("name", "")] = r.value("count", 0);
+    if (r.is_object() && r.contains("name"))
+      s.reclaimable[r.value("name", "")] = r.value("count", 0);
   }
   return s;
 }
@@ -97,13 +98,13 @@ absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& worklo
       if (!flavor_name.is_string() || !seen.insert(flavor_name.get<std::string>()).second) continue;
       const json* rf = flavor(flavor_name.get<std::string>());
       if (rf == nullptr) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("ResourceFlavor ", flavor_name.get<std::string>(), " of pod set ", name,
-                         " does not exist"));
+        return absl::FailedPreconditionError(absl::StrCat("ResourceFlavor ",
+                                                          flavor_name.get<std::string>(),
+                                                          " of pod set ", name, " does not exist"));
       }
-      if (absl::Status s = MergeInto(&info.node_selector,
-                                     rf->value("/spec/nodeLabels"_json_pointer, json::object()),
-                                     "node label");
+      if (absl::Status s =
+              MergeInto(&info.node_selector,
+                        rf->value("/spec/nodeLabels"_json_pointer, json::object()), "node label");
           !s.ok()) {
         return s;
       }
@@ -117,9 +118,9 @@ absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& worklo
       auto it = out.find(u.value("name", ""));
       if (it == out.end()) continue;
       PodSetInfo& info = it->second;
-      for (auto [field, into] : {std::pair{"labels", &info.labels},
-                                 std::pair{"annotations", &info.annotations},
-                                 std::pair{"nodeSelector", &info.node_selector}}) {
+      for (auto [field, into] :
+           {std::pair{"labels", &info.labels}, std::pair{"annotations", &info.annotations},
+            std::pair{"nodeSelector", &info.node_selector}}) {
         if (absl::Status s = MergeInto(into, u.value(field, json::object()), field); !s.ok())
           return s;
       }

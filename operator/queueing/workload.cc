@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/ascii.h"
 #include "operator/api/labels.h"
 
 namespace disttrain::queueing {
@@ -37,8 +37,7 @@ json TemplateOf(const json& pod) {
     return out;
   };
   spec["containers"] = containers(from.value("containers", json::array()));
-  if (from.contains("initContainers"))
-    spec["initContainers"] = containers(from["initContainers"]);
+  if (from.contains("initContainers")) spec["initContainers"] = containers(from["initContainers"]);
   for (const char* key : {"nodeSelector", "affinity", "tolerations", "priorityClassName",
                           "overhead", "runtimeClassName", "schedulerName"}) {
     if (from.contains(key)) spec[key] = from[key];
@@ -61,8 +60,8 @@ std::string QueueName(const api::DistributedTraining& job) {
 std::string WorkloadName(const api::DistributedTraining& job) {
   std::string prefix = absl::StrCat(absl::AsciiStrToLower(api::kKind), "-", job.metadata.name);
   if (prefix.size() > 247) prefix.resize(247);
-  const std::string digest = Sha1Hex(absl::StrCat(api::kKind, "\n", api::kGroup, "\n",
-                                                  job.metadata.name, "\n", job.metadata.uid));
+  const std::string digest = Sha1Hex(
+      absl::StrCat(api::kKind, "\n", api::kGroup, "\n", job.metadata.name, "\n", job.metadata.uid));
   return absl::StrCat(prefix, "-", digest.substr(0, 5));
 }
 
@@ -83,25 +82,24 @@ json BuildWorkload(const api::DistributedTraining& job, const std::vector<PodSet
                                 {"name", priority->class_name}};
     spec["priority"] = priority->value;
   }
-  return {
-      {"apiVersion", "kueue.x-k8s.io/v1beta2"},
-      {"kind", "Workload"},
-      {"metadata",
-       {{"name", WorkloadName(job)},
-        {"namespace", job.metadata.namespace_name},
-        {"labels", labels},
-        {"annotations",
-         {{kPodSetsDigestAnnotation, Sha1Hex(sets.dump())},
-          {kJobGenerationAnnotation, absl::StrCat(job.metadata.generation)}}},
-        {"finalizers", {kResourceInUseFinalizer}},
-        {"ownerReferences",
-         {{{"apiVersion", api::kApiVersion},
-           {"kind", api::kKind},
-           {"name", job.metadata.name},
-           {"uid", job.metadata.uid},
-           {"controller", true},
-           {"blockOwnerDeletion", true}}}}}},
-      {"spec", spec}};
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "Workload"},
+          {"metadata",
+           {{"name", WorkloadName(job)},
+            {"namespace", job.metadata.namespace_name},
+            {"labels", labels},
+            {"annotations",
+             {{kPodSetsDigestAnnotation, Sha1Hex(sets.dump())},
+              {kJobGenerationAnnotation, absl::StrCat(job.metadata.generation)}}},
+            {"finalizers", {kResourceInUseFinalizer}},
+            {"ownerReferences",
+             {{{"apiVersion", api::kApiVersion},
+               {"kind", api::kKind},
+               {"name", job.metadata.name},
+               {"uid", job.metadata.uid},
+               {"controller", true},
+               {"blockOwnerDeletion", true}}}}}},
+          {"spec", spec}};
 }
 
 bool BuiltFrom(const json& existing, const api::DistributedTraining& job) {

@@ -11,9 +11,8 @@ using nlohmann::json;
 
 // Sets one condition in `conditions` as apimeta.SetStatusCondition does: the transition time
 // moves only when the status flips. Returns whether anything changed.
-bool SetCondition(json* conditions, const std::string& type, bool status,
-                  const std::string& reason, const std::string& message, int64_t generation,
-                  absl::Time now) {
+bool SetCondition(json* conditions, const std::string& type, bool status, const std::string& reason,
+                  const std::string& message, int64_t generation, absl::Time now) {
   const std::string value = status ? "True" : "False";
   // Kueue truncates condition messages to the API's 32768 characters.
   const std::string text = message.size() > 32768 ? message.substr(0, 32768) : message;
@@ -25,8 +24,8 @@ bool SetCondition(json* conditions, const std::string& type, bool status,
       c["lastTransitionTime"] = api::FormatKubeTime(now);
       changed = true;
     }
-    for (auto [k, v] : {std::pair<const char*, const std::string*>{"reason", &reason},
-                        {"message", &text}}) {
+    for (auto [k, v] :
+         {std::pair<const char*, const std::string*>{"reason", &reason}, {"message", &text}}) {
       if (c.value(k, "") != *v) {
         c[k] = *v;
         changed = true;
@@ -53,8 +52,7 @@ json ResourceVersion(const json& workload) {
 
 }  // namespace
 
-std::optional<json> JobSideStatusPatch(const json& workload, const JobSide& want,
-                                       absl::Time now) {
+std::optional<json> JobSideStatusPatch(const json& workload, const JobSide& want, absl::Time now) {
   const WorkloadState state = ReadWorkload(workload);
   json conditions = workload.value("/status/conditions"_json_pointer, json::array());
   const int64_t generation = workload.value("/metadata/generation"_json_pointer, int64_t{0});
@@ -66,8 +64,8 @@ std::optional<json> JobSideStatusPatch(const json& workload, const JobSide& want
                             want.finished->message, generation, now);
   }
   if (want.release_quota && state.quota_reserved && state.evicted) {
-    const bool requeue = state.evicted_reason == "Preempted" ||
-                         state.evicted_reason == "NodeFailures";
+    const bool requeue =
+        state.evicted_reason == "Preempted" || state.evicted_reason == "NodeFailures";
     changed |= SetCondition(&conditions, kRequeued, requeue, state.evicted_reason,
                             state.evicted_message, generation, now);
     changed |= SetCondition(&conditions, kQuotaReserved, false, "Pending", state.evicted_message,
@@ -83,13 +81,12 @@ std::optional<json> JobSideStatusPatch(const json& workload, const JobSide& want
   }
   if (want.pods_ready && state.quota_reserved && !state.finished && !want.release_quota) {
     if (*want.pods_ready) {
-      changed |= SetCondition(&conditions, kPodsReady, true, "Started",
-                              "All pods reached readiness and the workload is running",
-                              generation, now);
+      changed |=
+          SetCondition(&conditions, kPodsReady, true, "Started",
+                       "All pods reached readiness and the workload is running", generation, now);
     } else if (state.pods_ready) {
       changed |= SetCondition(&conditions, kPodsReady, false, "WaitForRecovery",
-                              "At least one pod has failed, waiting for recovery", generation,
-                              now);
+                              "At least one pod has failed, waiting for recovery", generation, now);
     }
   }
   if (!want.reclaimable.empty() && state.quota_reserved && !state.finished) {

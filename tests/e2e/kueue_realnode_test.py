@@ -56,6 +56,9 @@ class KueueRealNodeTest(unittest.TestCase):
     def tearDown(self):
         self.ns_ctx.__exit__(None, None, None)
         from kube import kubectl
+        # Gone while the operator runs: it removes Kueue's finalizer from the job's Workload.
+        wait_until(f"namespace {self.ns} to be gone", lambda: kubectl(
+            "get", "namespace", self.ns, check=False).returncode != 0, timeout=180)
         for kind, name in self.objects:
             kubectl("delete", kind, name, "--ignore-not-found", "--wait=false", check=False)
 

@@ -158,6 +158,10 @@ class KueueTest(unittest.TestCase):
 
     def tearDown(self):
         self.ns_ctx.__exit__(None, None, None)
+        # Gone while the operator runs: its Workloads' Kueue finalizer is the operator's to remove,
+        # and a namespace left Terminating would hold up the suites that wait for none.
+        wait_until(f"namespace {self.ns} to be gone", lambda: kubectl(
+            "get", "namespace", self.ns, check=False).returncode != 0, timeout=120)
         for kind, name in reversed(self.cluster_objects):
             kubectl("delete", kind, name, "--ignore-not-found", "--wait=false", check=False)
 

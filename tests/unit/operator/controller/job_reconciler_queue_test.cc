@@ -151,7 +151,8 @@ TEST_F(QueueTest, AnEvictionStopsThePodsAndReleasesTheQuotaOnlyOnceTheyAreGone) 
   ASSERT_TRUE(h.client.Delete(kube::kPods, "default", "dist-chief-0", {}).ok());
   ASSERT_TRUE(h.Pass().ok());  // then the others
   EXPECT_EQ(WorkloadCondition(Workload(), "QuotaReserved")->at("status"), "True");
-  for (const std::string& name : h.PodNames()) ASSERT_TRUE(h.client.Delete(kube::kPods, "default", name, {}).ok());
+  for (const std::string& name : h.PodNames())
+    ASSERT_TRUE(h.client.Delete(kube::kPods, "default", name, {}).ok());
   ASSERT_TRUE(h.Pass().ok());
   json wl = Workload();
   EXPECT_EQ(WorkloadCondition(wl, "QuotaReserved")->at("status"), "False");
@@ -220,7 +221,8 @@ TEST_F(QueueTest, WorkersThatSucceededBeforeTheChiefAreReclaimable) {
   h.SetPod("dist-worker-0", "Succeeded");
   h.SetPod("dist-worker-1", "Succeeded");
   ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(Workload()["status"]["reclaimablePods"], json::parse(R"([{"name":"worker","count":2}])"));
+  EXPECT_EQ(Workload()["status"]["reclaimablePods"],
+            json::parse(R"([{"name":"worker","count":2}])"));
 }
 
 TEST_F(QueueTest, AJobThatGrowsWhileWaitingGetsANewWorkload) {
@@ -251,9 +253,9 @@ TEST_F(QueueTest, AMissingPriorityClassHoldsTheJobWithoutAWorkload) {
   EXPECT_EQ(FindCondition(p.Status(), kQueued)->reason, "WorkloadPriorityClassNotFound");
   ASSERT_TRUE(r->requeue_after.has_value());
   p.client.Put(kube::kWorkloadPriorityClasses, {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
-                                               {"kind", "WorkloadPriorityClass"},
-                                               {"metadata", {{"name", "urgent"}}},
-                                               {"value", 1000}});
+                                                {"kind", "WorkloadPriorityClass"},
+                                                {"metadata", {{"name", "urgent"}}},
+                                                {"value", 1000}});
   ASSERT_TRUE(p.Pass().ok());
   std::vector<json> wls = p.client.Objects(kube::kWorkloads);
   ASSERT_EQ(wls.size(), 1u);

@@ -28,7 +28,8 @@ json Admitted() {
 const json kA100 = json::parse(R"({"metadata": {"name": "a100"}, "spec": {
     "nodeLabels": {"gpu": "a100"},
     "tolerations": [{"key": "gpu", "operator": "Equal", "value": "a100", "effect": "NoSchedule"}]}})");
-const json kSpot = json::parse(R"({"metadata": {"name": "spot"}, "spec": {"nodeLabels": {"spot": "true"}}})");
+const json kSpot =
+    json::parse(R"({"metadata": {"name": "spot"}, "spec": {"nodeLabels": {"spot": "true"}}})");
 
 const json* Flavors(const std::string& name) {
   if (name == "a100") return &kA100;

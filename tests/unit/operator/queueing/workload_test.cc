@@ -39,8 +39,9 @@ TEST(WorkloadTest, IsNamedAsKueuesOwnJobControllersNameIt) {
 }
 
 TEST(WorkloadTest, HasOnePodSetPerRoleWithWhatKueueCounts) {
-  json wl = BuildWorkload(Job(), {{"chief", 1, Pod("1")}, {"worker", 3, Pod("2")}, {"ps", 0, Pod("0")}},
-                          Priority{"high", 1000});
+  json wl =
+      BuildWorkload(Job(), {{"chief", 1, Pod("1")}, {"worker", 3, Pod("2")}, {"ps", 0, Pod("0")}},
+                    Priority{"high", 1000});
   EXPECT_EQ(wl["apiVersion"], "kueue.x-k8s.io/v1beta2");
   EXPECT_EQ(wl["metadata"]["namespace"], "team");
   EXPECT_EQ(wl["metadata"]["finalizers"], json({kResourceInUseFinalizer}));
