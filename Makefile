@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-peer bench-schemes cuda format clean help
+.PHONY: deps tools kueue configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-peer bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -20,6 +20,9 @@ deps: ## Install the Debian packages the build, tests and demo need (idempotent)
 tools: ## Build (or reuse from the cache) the pinned Kubernetes tools into build/tools/bin.
 	@tests/cluster/tools/build-tools.sh
 
+kueue: ## Build (or reuse from the cache) Kueue's manager for the queueing suites into build/tools/kueue.
+	@mkdir -p $(BUILD_DIR)/tools && ln -sfn "$$(tests/cluster/tools/build-kueue.sh)" $(BUILD_DIR)/tools/kueue
+
 configure: deps
 	@if [[ ! -f $(BUILD_DIR)/build.ninja ]]; then cmake --preset $(PRESET); fi
 
@@ -29,7 +32,7 @@ build: configure ## Build build/bin/disttrain-operator and build/bin/disttrain-t
 images: deps ## Build the operator and trainer images with buildah into build/images/ (docker archives).
 	@scripts/images.sh
 
-test: build tools images sanitize cuda ## Run every test suite (sanitizers, CUDA compile, unit, then e2e against a local cluster).
+test: build tools kueue images sanitize cuda ## Run every test suite (sanitizers, CUDA compile, unit, then e2e against a local cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 1800
 
 cuda: deps ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu tests: "Not Run" without a CUDA device.
@@ -42,7 +45,7 @@ cuda: deps ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu
 unit: build ## Run the unit suites only (no cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j2
 
-e2e: build tools images ## Run the end-to-end suites against the local cluster.
+e2e: build tools kueue images ## Run the end-to-end suites against the local cluster.
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e
 
 sanitize: deps ## Unit suites under ASan+UBSan, the operator runtime under TSan, clang -Wthread-safety.
@@ -74,7 +77,7 @@ bench-schemes: release-bins ## Every training scheme with 1, 2 and 4 workers on 
 bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server and ours, side by side.
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/compare_tensorflow.py --trainer-bench $(BUILD_DIR)/release/bin/trainer_bench --runs 5
 
-bench-kueue: build tools cluster-up ## Kueue support's cost and speed: 100 queued jobs against 100 without Kueue (docs/operations.md).
+bench-kueue: build tools kueue cluster-up ## Kueue support's cost and speed: 100 queued jobs against 100 without Kueue (docs/operations.md).
 	@python3 bench/kueue_bench.py 100 3 20
 
 bench-peer: tools cluster-up ## Our operator against Kubeflow's training-operator and a bare client (docs/operations.md).

@@ -34,8 +34,25 @@ bool Live(const PodState& pod) {
          pod.phase == PodPhase::kUnknown;
 }
 
+bool AnyLive(const PodsByReplica& pods) {
+  for (const auto& [id, pod] : pods) {
+    if (Live(pod)) return true;
+  }
+  return false;
+}
+
 std::string NameOf(const json& obj) {
   return obj.value("/metadata/name"_json_pointer, std::string());
+}
+
+// Removes Kueue's in-use finalizer from `workload` (nothing when it has none).
+absl::Status RemoveFinalizer(kube::KubeClient* client, const std::string& ns,
+                             const json& workload) {
+  std::optional<json> patch = queueing::RemoveFinalizerPatch(workload);
+  if (!patch) return absl::OkStatus();
+  absl::Status s =
+      client->Patch(kube::kWorkloads, ns, NameOf(workload), kube::PatchType::kMerge, *patch);
+  return kube::IsNotFound(s) ? absl::OkStatus() : s;
 }
 
 }  // namespace
@@ -59,11 +76,7 @@ void JobReconciler::FindWorkload(Pass& p) {
 
 bool JobReconciler::SetWorkloadActive(Pass& p, bool active) {
   if (!p.queued || p.workload == nullptr) return true;
-  if (!active) {
-    bool any_live = false;
-    for (const auto& [id, pod] : p.pods) any_live = any_live || Live(pod);
-    p.release_quota = !any_live;  // once Kueue evicted it (Deactivated)
-  }
+  if (!active) p.release_quota = !AnyLive(p.pods);  // once Kueue evicted it (Deactivated)
   if (p.workload->value("/spec/active"_json_pointer, true) == active) return true;
   json patch = {{"spec", {{"active", active}}}};
   absl::Status s = deps_.client->Patch(kube::kWorkloads, p.job.metadata.namespace_name,
@@ -279,27 +292,20 @@ void JobReconciler::DeleteWorkload(Pass& p, const json& workload, const std::str
 void JobReconciler::SyncWorkload(Pass& p) {
   if (!p.queued) return;
   const std::string& ns = p.job.metadata.namespace_name;
-  bool any_live = false;
-  for (const auto& [id, pod] : p.pods) any_live = any_live || Live(pod);
+  const bool any_live = AnyLive(p.pods);
   // A Workload being deleted (replaced, or deleted by someone) keeps its quota until the pods
   // it admitted are gone.
   for (const runtime::ObjectPtr& w : deps_.workloads->ByControllerUid(p.job.metadata.uid)) {
     if (!queueing::ReadWorkload(*w).deleting || any_live) continue;
-    if (std::optional<json> patch = queueing::RemoveFinalizerPatch(*w)) {
-      absl::Status s =
-          deps_.client->Patch(kube::kWorkloads, ns, NameOf(*w), kube::PatchType::kMerge, *patch);
-      if (!s.ok() && !kube::IsNotFound(s)) p.Error("FailedUpdateWorkload", s);
-    }
+    if (absl::Status s = RemoveFinalizer(deps_.client, ns, *w); !s.ok())
+      p.Error("FailedUpdateWorkload", s);
   }
   if (p.workload == nullptr) return;
   const WorkloadState st = queueing::ReadWorkload(*p.workload);
   const std::string name = NameOf(*p.workload);
   if (st.finished) {
-    if (std::optional<json> patch = queueing::RemoveFinalizerPatch(*p.workload)) {
-      absl::Status s =
-          deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch);
-      if (!s.ok() && !kube::IsNotFound(s)) p.Error("FailedUpdateWorkload", s);
-    }
+    if (absl::Status s = RemoveFinalizer(deps_.client, ns, *p.workload); !s.ok())
+      p.Error("FailedUpdateWorkload", s);
     return;
   }
   queueing::JobSide want;
@@ -359,14 +365,10 @@ std::optional<absl::Duration> JobReconciler::ReleaseOrphanWorkloads(const std::s
       requeue = absl::Seconds(1);
       continue;
     }
-    if (std::optional<json> patch = queueing::RemoveFinalizerPatch(*w)) {
-      absl::Status s =
-          deps_.client->Patch(kube::kWorkloads, ns, NameOf(*w), kube::PatchType::kMerge, *patch);
-      if (!s.ok() && !kube::IsNotFound(s)) {
-        LogWarning("could not release a deleted job's Workload",
-                   {{"workload", NameOf(*w)}, {"error", std::string(s.message())}});
-        requeue = absl::Seconds(1);
-      }
+    if (absl::Status s = RemoveFinalizer(deps_.client, ns, *w); !s.ok()) {
+      LogWarning("could not release a deleted job's Workload",
+                 {{"workload", NameOf(*w)}, {"error", std::string(s.message())}});
+      requeue = absl::Seconds(1);
     }
   }
   return requeue;

@@ -61,7 +61,7 @@ class Kueue:
 
     def __init__(self, name="kueue", wait_for_pods_ready=None):
         if not os.path.exists(os.path.join(KUEUE_DIR, "kueue")):
-            raise AssertionError(f"Kueue is not built: run `make tools` ({KUEUE_DIR})")
+            raise AssertionError(f"Kueue is not built: run `make kueue` ({KUEUE_DIR})")
         self.name = name
         self.folder = os.path.join(LOG_DIR, name)
         self.webhook_port = free_port()

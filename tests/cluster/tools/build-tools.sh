@@ -102,10 +102,6 @@ build_toxiproxy() {
 }
 build_into "$toxiproxy_dir" toxiproxy-server -- build_toxiproxy
 
-# Kueue's manager, CRDs and webhook manifests for the queueing suite (a folder of its own).
-kueue_dir=$("$here/build-kueue.sh")
-ln -sfn "$kueue_dir" "$root/build/tools/kueue"
-
 for d in "$k8s_dir" "$etcd_dir" "$kwok_dir" "$helm_dir" "$kubelet_dir" "$coredns_dir" "$toxiproxy_dir"; do
   for f in "$d"/*; do ln -sfn "$f" "$bin/$(basename "$f")"; done
 done
