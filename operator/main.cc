@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/flags.h"
@@ -24,6 +25,7 @@
 #include "common/version.h"
 #include "operator/api/labels.h"
 #include "operator/cli/render.h"
+#include "operator/controller/job_api.h"
 #include "operator/controller/job_events.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/controller/pod_projection.h"
@@ -64,6 +66,7 @@ struct Flags {
   std::string metrics_addr = ":8080", probe_addr = ":8081";
   std::string cluster_domain, gang_scheduler = "volcano";
   bool kueue = false;
+  bool tfjob = false;
   int64_t verbosity = 2;
   bool version = false;
 };
@@ -82,6 +85,99 @@ std::string Identity() {
   std::mt19937 rng{std::random_device{}()};
   return absl::StrCat(host, "_", rng() % 1000000);
 }
+
+// One API front: its jobs', pods', Services' (and Workloads') informers, its work queue, its
+// reconciler and its controller. DistributedTraining and TFJob each get one; both run the same
+// engine.
+struct FrontSettings {
+  kube::KubeClient* client;
+  const Flags* flags;
+  runtime::Clock* clock;
+  MetricsRegistry* metrics;
+  runtime::EventRecorder* events;
+  runtime::Informer* flavors;  // null without Kueue
+};
+
+class Front {
+ public:
+  Front(const FrontSettings& s, const controller::JobApi& api, const api::JobKind& kind)
+      : selector_(absl::StrCat(kind.labels.owner_key, "=", kind.labels.owner_value)),
+        jobs_(s.client, {*api.resource, s.flags->namespace_name, ""}),
+        pods_(s.client, {.resource = kube::kPods,
+                         .namespace_name = s.flags->namespace_name,
+                         .label_selector = selector_,
+                         .transform = controller::ProjectPod,
+                         .decode_protobuf = controller::DecodePodProjection,
+                         .store_encoding = runtime::StoreEncoding::kCbor}),
+        services_(s.client, {.resource = kube::kServices,
+                             .namespace_name = s.flags->namespace_name,
+                             .label_selector = selector_,
+                             .transform = controller::ProjectService,
+                             .decode_protobuf = controller::DecodeServiceProjection,
+                             .store_encoding = runtime::StoreEncoding::kCbor}),
+        queue_({.name = absl::AsciiStrToLower(kind.kind)}, s.clock, s.metrics) {
+    const Flags& f = *s.flags;
+    // Kueue: the Workloads this operator made (they carry its managed-by label, whichever
+    // front's job owns them).
+    if (s.flavors != nullptr) {
+      workloads_ = std::make_unique<runtime::Informer>(
+          s.client,
+          runtime::InformerOptions{
+              .resource = kube::kWorkloads,
+              .namespace_name = f.namespace_name,
+              .label_selector = absl::StrCat(
+                  api::kLabelManagedBy, "=", api::kManagedByValue, ",", queueing::kJobKindLabel,
+                  &kind == &api::kTfJobKind ? "=" : "!=", api::kTfJobKind.kind),
+              .transform = queueing::ProjectWorkload,
+              .store_encoding = runtime::StoreEncoding::kCbor});
+    }
+    controller::ReconcilerDeps deps;
+    deps.api = &api;
+    deps.parallel_requests = static_cast<int>(f.parallel_requests);
+    deps.client = s.client;
+    deps.jobs = &jobs_.store();
+    deps.pods = &pods_.store();
+    deps.services = &services_.store();
+    if (workloads_) {
+      deps.workloads = &workloads_->store();
+      deps.flavors = &s.flavors->store();
+    }
+    deps.events = s.events;
+    deps.clock = s.clock;
+    deps.build.cluster_domain = f.cluster_domain;
+    deps.build.gang_scheduler = f.gang_scheduler == "volcano"
+                                    ? controller::GangScheduler::kVolcano
+                                    : controller::GangScheduler::kSchedulerPlugins;
+    reconciler_ = std::make_unique<controller::JobReconciler>(deps);
+    jobs_.AddHandler(controller::EnqueueJobs(&queue_));
+    pods_.AddHandler(
+        controller::EnqueuePodOwners(&queue_, absl::Milliseconds(f.pod_event_batch_ms)));
+    pods_.AddHandler({nullptr, nullptr, [r = reconciler_.get()](const runtime::ObjectPtr& o) {
+                        r->ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
+                      }});
+    services_.AddHandler(controller::EnqueueServiceOwners(&queue_));
+    if (workloads_) workloads_->AddHandler(controller::EnqueueWorkloadOwners(&queue_));
+    controller_ =
+        std::make_unique<runtime::Controller>(absl::AsciiStrToLower(kind.kind), reconciler_.get(),
+                                              &queue_, static_cast<int>(f.workers), s.metrics);
+  }
+
+  void AddTo(runtime::Manager* manager) {
+    manager->AddInformer(&jobs_);
+    manager->AddInformer(&pods_);
+    manager->AddInformer(&services_);
+    if (workloads_) manager->AddInformer(workloads_.get());
+    manager->AddController(controller_.get());
+  }
+
+ private:
+  const std::string selector_;
+  runtime::Informer jobs_, pods_, services_;
+  std::unique_ptr<runtime::Informer> workloads_;
+  runtime::WorkQueue queue_;
+  std::unique_ptr<controller::JobReconciler> reconciler_;
+  std::unique_ptr<runtime::Controller> controller_;
+};
 
 int RunController(const std::vector<std::string>& args) {
   // Block the stop signals before any thread exists (cpprestsdk starts its own), so that every
@@ -138,6 +234,10 @@ int RunController(const std::vector<std::string>& args) {
              "installed, and its configuration must list DistributedTraining.v1.disttrain.io in "
              "integrations.externalFrameworks): one Workload per job, no pod before admission. "
              "Off: the label is ignored.");
+  flags.Bool("tfjob", &f.tfjob,
+             "Also reconcile Kubeflow TFJobs (kubeflow.org/v1) with the training-operator's "
+             "semantics, in the namespaces this operator watches: its CRD must be installed, and "
+             "the training-operator stopped (docs/tfjob.md). Off: TFJobs are not read.");
   flags.Int("v", &f.verbosity, "Log level: 0 errors, 1 warnings, 2 info, 3 debug.");
   flags.Bool("version", &f.version, "Print the version and exit.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
@@ -198,66 +298,22 @@ int RunController(const std::vector<std::string>& args) {
   (*client)->SetRequestObserver([requests](const std::string& method, int code) {
     requests->Add({code == 0 ? "<error>" : absl::StrCat(code), method}, 1);
   });
-  const std::string selector = absl::StrCat(api::kLabelManagedBy, "=", api::kManagedByValue);
-  runtime::Informer jobs((*client).get(), {kube::kDistributedTrainings, f.namespace_name, ""});
-  runtime::Informer pods((*client).get(), {.resource = kube::kPods,
-                                           .namespace_name = f.namespace_name,
-                                           .label_selector = selector,
-                                           .transform = controller::ProjectPod,
-                                           .decode_protobuf = controller::DecodePodProjection,
-                                           .store_encoding = runtime::StoreEncoding::kCbor});
-  runtime::Informer services((*client).get(),
-                             {.resource = kube::kServices,
-                              .namespace_name = f.namespace_name,
-                              .label_selector = selector,
-                              .transform = controller::ProjectService,
-                              .decode_protobuf = controller::DecodeServiceProjection,
-                              .store_encoding = runtime::StoreEncoding::kCbor});
-  // Kueue: the Workloads this operator made (they carry its managed-by label) and the
-  // ResourceFlavors whose node labels and tolerations admitted pods carry.
-  std::unique_ptr<runtime::Informer> workloads, flavors;
+  runtime::KubeEventRecorder event_writer((*client).get(), "disttrain-operator", clock);
+  runtime::BackgroundEventRecorder recorder(&event_writer);
+  // Kueue: the ResourceFlavors whose node labels and tolerations admitted pods carry.
+  std::unique_ptr<runtime::Informer> flavors;
   if (f.kueue) {
-    workloads = std::make_unique<runtime::Informer>(
-        (*client).get(), runtime::InformerOptions{.resource = kube::kWorkloads,
-                                                  .namespace_name = f.namespace_name,
-                                                  .label_selector = selector,
-                                                  .transform = queueing::ProjectWorkload,
-                                                  .store_encoding = runtime::StoreEncoding::kCbor});
     flavors = std::make_unique<runtime::Informer>(
         (*client).get(), runtime::InformerOptions{.resource = kube::kResourceFlavors});
   }
-  runtime::WorkQueue queue({.name = "distributedtraining"}, clock, &metrics);
-  runtime::KubeEventRecorder event_writer((*client).get(), "disttrain-operator", clock);
-  runtime::BackgroundEventRecorder recorder(&event_writer);
-
-  controller::ReconcilerDeps deps;
-  deps.parallel_requests = static_cast<int>(f.parallel_requests);
-  deps.client = (*client).get();
-  deps.jobs = &jobs.store();
-  deps.pods = &pods.store();
-  deps.services = &services.store();
-  if (f.kueue) {
-    deps.workloads = &workloads->store();
-    deps.flavors = &flavors->store();
+  FrontSettings settings{(*client).get(), &f, clock, &metrics, &recorder, flavors.get()};
+  std::vector<std::unique_ptr<Front>> fronts;
+  fronts.push_back(std::make_unique<Front>(settings, controller::DistributedTrainingApi(),
+                                           api::kDistributedTrainingKind));
+  if (f.tfjob) {
+    fronts.push_back(std::make_unique<Front>(settings, controller::TfJobApi(), api::kTfJobKind));
   }
-  deps.events = &recorder;
-  deps.clock = clock;
-  deps.build.cluster_domain = f.cluster_domain;
-  deps.build.gang_scheduler = f.gang_scheduler == "volcano"
-                                  ? controller::GangScheduler::kVolcano
-                                  : controller::GangScheduler::kSchedulerPlugins;
-  controller::JobReconciler reconciler(deps);
 
-  jobs.AddHandler(controller::EnqueueJobs(&queue));
-  pods.AddHandler(controller::EnqueuePodOwners(&queue, absl::Milliseconds(f.pod_event_batch_ms)));
-  pods.AddHandler({nullptr, nullptr, [&reconciler](const runtime::ObjectPtr& o) {
-                     reconciler.ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
-                   }});
-  services.AddHandler(controller::EnqueueServiceOwners(&queue));
-  if (workloads) workloads->AddHandler(controller::EnqueueWorkloadOwners(&queue));
-
-  runtime::Controller controller("distributedtraining", &reconciler, &queue,
-                                 static_cast<int>(f.workers), &metrics);
   runtime::ManagerOptions options;
   options.metrics_bind_address = f.metrics_addr;
   options.health_probe_bind_address = f.probe_addr;
@@ -270,14 +326,8 @@ int RunController(const std::vector<std::string>& args) {
     options.leader_election = le;
   }
   runtime::Manager manager(options, (*client).get(), &metrics, clock);
-  manager.AddInformer(&jobs);
-  manager.AddInformer(&pods);
-  manager.AddInformer(&services);
-  if (workloads) {
-    manager.AddInformer(workloads.get());
-    manager.AddInformer(flavors.get());
-  }
-  manager.AddController(&controller);
+  if (flavors) manager.AddInformer(flavors.get());
+  for (const std::unique_ptr<Front>& front : fronts) front->AddTo(&manager);
 
   std::thread signal_thread([&manager, signals] {
     int sig = 0;
@@ -294,7 +344,8 @@ int RunController(const std::vector<std::string>& args) {
            {"namespace", f.namespace_name.empty() ? "(all)" : f.namespace_name},
            {"workers", absl::StrCat(f.workers)},
            {"leader_elect", f.leader_elect ? "true" : "false"},
-           {"kueue", f.kueue ? "true" : "false"}});
+           {"kueue", f.kueue ? "true" : "false"},
+           {"tfjob", f.tfjob ? "true" : "false"}});
   absl::Status status = manager.Run();
   if (!status.ok()) {
     LogError("operator stopped", {{"error", status.ToString()}});

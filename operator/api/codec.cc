@@ -3,135 +3,12 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "operator/api/fields.h"
 #include "operator/api/pod_template.h"
 #include "operator/api/result_display.h"
 
 namespace disttrain::api {
-namespace {
-
-using json = nlohmann::json;
-
-absl::Status FieldError(absl::string_view path, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
-}
-
-// Reads optional typed members of one JSON object, remembering the first error.
-class Fields {
- public:
-  Fields(const json& object, std::string path) : object_(object), path_(std::move(path)) {
-    if (!object_.is_null() && !object_.is_object())
-      status_ = FieldError(path_, "must be an object");
-  }
-
-  const json* Find(absl::string_view key) const {
-    if (!object_.is_object()) return nullptr;
-    auto it = object_.find(key);
-    return it == object_.end() || it->is_null() ? nullptr : &*it;
-  }
-  std::string Path(absl::string_view key) const {
-    return path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key);
-  }
-
-  template <typename Int>
-  void ReadInt(absl::string_view key, Int* out) {
-    std::optional<Int> v;
-    ReadInt(key, &v);
-    if (v) *out = *v;
-  }
-  template <typename Int>
-  void ReadInt(absl::string_view key, std::optional<Int>* out) {
-    const json* v = Find(key);
-    if (v == nullptr || !status_.ok()) return;
-    if (!v->is_number_integer()) return Fail(key, "must be an integer");
-    int64_t n = v->get<int64_t>();
-    if (n < std::numeric_limits<Int>::min() || n > std::numeric_limits<Int>::max()) {
-      return Fail(key, "is out of range");
-    }
-    *out = static_cast<Int>(n);
-  }
-  void ReadString(absl::string_view key, std::string* out) {
-    const json* v = Find(key);
-    if (v == nullptr || !status_.ok()) return;
-    if (!v->is_string()) return Fail(key, "must be a string");
-    *out = v->get<std::string>();
-  }
-  void ReadDouble(absl::string_view key, std::optional<double>* out) {
-    const json* v = Find(key);
-    if (v == nullptr || !status_.ok()) return;
-    if (!v->is_number()) return Fail(key, "must be a number");
-    *out = v->get<double>();
-  }
-  void ReadBool(absl::string_view key, bool* out) {
-    const json* v = Find(key);
-    if (v == nullptr || !status_.ok()) return;
-    if (!v->is_boolean()) return Fail(key, "must be true or false");
-    *out = v->get<bool>();
-  }
-  void ReadTime(absl::string_view key, std::optional<absl::Time>* out) {
-    std::string text;
-    ReadString(key, &text);
-    if (text.empty() || !status_.ok()) return;
-    absl::StatusOr<absl::Time> t = ParseKubeTime(text);
-    if (!t.ok()) return Fail(key, t.status().message());
-    *out = *t;
-  }
-  void ReadStringMap(absl::string_view key, std::map<std::string, std::string>* out) {
-    const json* v = Find(key);
-    if (v == nullptr || !status_.ok()) return;
-    if (!v->is_object()) return Fail(key, "must be a map of strings");
-    for (const auto& [k, val] : v->items()) {
-      if (!val.is_string()) return Fail(key, absl::StrCat("value of \"", k, "\" must be a string"));
-      (*out)[k] = val.get<std::string>();
-    }
-  }
-  // Reads a string member that must be one of `names` (index into it), when present.
-  template <typename Enum, size_t N>
-  void ReadEnum(absl::string_view key,
-                const std::array<std::pair<absl::string_view, Enum>, N>& names, Enum* out) {
-    std::string text;
-    bool present = Find(key) != nullptr;
-    ReadString(key, &text);
-    if (!present || !status_.ok()) return;
-    std::string allowed;
-    for (const auto& [name, value] : names) {
-      if (name == text) {
-        *out = value;
-        return;
-      }
-      absl::StrAppend(&allowed, allowed.empty() ? "" : ", ", "\"", name, "\"");
-    }
-    Fail(key, absl::StrCat("unsupported value \"", text, "\": want one of ", allowed));
-  }
-
-  void Fail(absl::string_view key, absl::string_view message) {
-    if (status_.ok()) status_ = FieldError(Path(key), message);
-  }
-  void Merge(const absl::Status& s) {
-    if (status_.ok() && !s.ok()) status_ = s;
-  }
-  const absl::Status& status() const { return status_; }
-
- private:
-  const json& object_;
-  std::string path_;
-  absl::Status status_;
-};
-
-constexpr std::array<std::pair<absl::string_view, RestartPolicy>, 4> kRestartPolicies = {{
-    {"Never", RestartPolicy::kNever},
-    {"OnFailure", RestartPolicy::kOnFailure},
-    {"Always", RestartPolicy::kAlways},
-    {"ExitCode", RestartPolicy::kExitCode},
-}};
-constexpr std::array<std::pair<absl::string_view, CleanPodPolicy>, 3> kCleanPodPolicies = {{
-    {"Running", CleanPodPolicy::kRunning},
-    {"All", CleanPodPolicy::kAll},
-    {"None", CleanPodPolicy::kNone},
-}};
-constexpr std::array<std::pair<absl::string_view, SuccessPolicy>, 2> kSuccessPolicies = {{
-    {"", SuccessPolicy::kDefault},
-    {"AllWorkers", SuccessPolicy::kAllWorkers},
-}};
+namespace internal {
 
 absl::Status DecodeMetadata(const json& j, ObjectMeta* meta) {
   Fields f(j, "metadata");
@@ -178,6 +55,44 @@ absl::Status DecodeRunPolicy(const json& j, RunPolicy* run) {
   }
   return f.status();
 }
+
+absl::StatusOr<absl::Time> ParseTime(absl::string_view text) { return ParseKubeTime(text); }
+
+absl::Status DecodeConditions(const json& conds, JobStatus* status) {
+  if (!conds.is_array()) return FieldError("status.conditions", "must be a list");
+  absl::Status result;
+  for (size_t i = 0; i < conds.size(); ++i) {
+    Fields c(conds[i], absl::StrCat("status.conditions[", i, "]"));
+    Condition cond;
+    std::string st;
+    std::optional<absl::Time> t;
+    c.ReadString("type", &cond.type);
+    c.ReadString("status", &st);
+    c.ReadString("reason", &cond.reason);
+    c.ReadString("message", &cond.message);
+    c.ReadTime("lastTransitionTime", &t);
+    if (!c.status().ok()) return c.status();
+    cond.status = st == "True";
+    if (t) cond.last_transition_time = *t;
+    status->conditions.push_back(std::move(cond));
+  }
+  return absl::OkStatus();
+}
+
+json EncodeCondition(const Condition& c) {
+  json cj = {{"type", c.type}, {"status", c.status ? "True" : "False"}};
+  if (!c.reason.empty()) cj["reason"] = c.reason;
+  if (!c.message.empty()) cj["message"] = c.message;
+  if (c.last_transition_time != absl::InfinitePast()) {
+    cj["lastTransitionTime"] = FormatKubeTime(c.last_transition_time);
+  }
+  return cj;
+}
+
+}  // namespace internal
+namespace {
+
+using namespace internal;  // NOLINT(build/namespaces): this file defines them
 
 absl::Status DecodeSpec(const json& j, JobSpec* spec) {
   Fields f(j, "spec");
@@ -289,15 +204,7 @@ absl::StatusOr<JobResult> DecodeResult(const json& j) {
 json EncodeStatus(const JobStatus& status) {
   json out = json::object();
   json conditions = json::array();
-  for (const Condition& c : status.conditions) {
-    json cj = {{"type", c.type}, {"status", c.status ? "True" : "False"}};
-    if (!c.reason.empty()) cj["reason"] = c.reason;
-    if (!c.message.empty()) cj["message"] = c.message;
-    if (c.last_transition_time != absl::InfinitePast()) {
-      cj["lastTransitionTime"] = FormatKubeTime(c.last_transition_time);
-    }
-    conditions.push_back(std::move(cj));
-  }
+  for (const Condition& c : status.conditions) conditions.push_back(internal::EncodeCondition(c));
   out["conditions"] = std::move(conditions);
   if (!status.state.empty()) out["state"] = status.state;
   json replicas = json::object();
@@ -324,22 +231,7 @@ absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
   JobStatus status;
   Fields f(j, "status");
   if (const json* conds = f.Find("conditions")) {
-    if (!conds->is_array()) return FieldError("status.conditions", "must be a list");
-    for (size_t i = 0; i < conds->size(); ++i) {
-      Fields c((*conds)[i], absl::StrCat("status.conditions[", i, "]"));
-      Condition cond;
-      std::string st;
-      std::optional<absl::Time> t;
-      c.ReadString("type", &cond.type);
-      c.ReadString("status", &st);
-      c.ReadString("reason", &cond.reason);
-      c.ReadString("message", &cond.message);
-      c.ReadTime("lastTransitionTime", &t);
-      f.Merge(c.status());
-      cond.status = st == "True";
-      if (t) cond.last_transition_time = *t;
-      status.conditions.push_back(std::move(cond));
-    }
+    if (absl::Status c = internal::DecodeConditions(*conds, &status); !c.ok()) return c;
   }
   f.ReadString("state", &status.state);
   if (const json* rs = f.Find("replicaStatuses")) {

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "operator/api/job_kind.h"
 
 namespace disttrain::api {
 
@@ -75,6 +76,9 @@ struct RunPolicy {
 struct TfConfigOptions {
   // Kubeflow puts the evaluator inside "cluster"; the Estimator convention keeps it out.
   bool evaluator_in_cluster = true;
+  // TFJob's enableDynamicWorker: a worker's cluster lists the ps tasks and itself only, so
+  // workers can come and go without rewriting every pod's TF_CONFIG.
+  bool sparse_workers = false;
 };
 
 // spec.managedBy: unset or this value means this operator reconciles the job.
@@ -116,6 +120,9 @@ struct ReplicaStatus {
   // Restarts of pods the operator has since deleted and recreated (their in-place restarts plus
   // the recreation), so restarts = past_restarts + restartCount of the current pods.
   int32_t past_restarts = 0;
+  // Pods running now (active also counts pending ones): TFJob's `active`; not written for a
+  // DistributedTraining (its progress says it).
+  int32_t running = 0;
 
   bool operator==(const ReplicaStatus&) const = default;
 };
@@ -164,6 +171,8 @@ struct ObjectMeta {
 };
 
 struct DistributedTraining {
+  // The API the job came through: its children's owner reference and labels.
+  const JobKind* kind = &kDistributedTrainingKind;
   ObjectMeta metadata;
   JobSpec spec;
   JobStatus status;

@@ -1,7 +1,6 @@
 #include "operator/controller/child_meta.h"
 
 #include "absl/strings/str_cat.h"
-#include "operator/api/labels.h"
 #include "operator/api/names.h"
 
 namespace disttrain::controller {
@@ -9,9 +8,10 @@ namespace disttrain::controller {
 using nlohmann::json;
 
 json ReplicaSelector(const api::DistributedTraining& job, api::ReplicaType type, int index) {
-  return {{api::kLabelJobName, job.metadata.name},
-          {api::kLabelReplicaType, std::string(api::ReplicaTypeRole(type))},
-          {api::kLabelReplicaIndex, absl::StrCat(index)}};
+  const api::ChildLabels& l = job.kind->labels;
+  return {{l.job_name, job.metadata.name},
+          {l.replica_type, std::string(api::ReplicaTypeRole(type))},
+          {l.replica_index, absl::StrCat(index)}};
 }
 
 bool IsSuccessReplica(const api::DistributedTraining& job, api::ReplicaType type, int index) {
@@ -22,8 +22,8 @@ bool IsSuccessReplica(const api::DistributedTraining& job, api::ReplicaType type
 }
 
 json OwnerReference(const api::DistributedTraining& job) {
-  json ref = {{"apiVersion", api::kApiVersion},
-              {"kind", api::kKind},
+  json ref = {{"apiVersion", job.kind->api_version},
+              {"kind", job.kind->kind},
               {"name", job.metadata.name},
               {"controller", true},
               {"blockOwnerDeletion", true}};
@@ -33,8 +33,9 @@ json OwnerReference(const api::DistributedTraining& job) {
 
 json ReplicaMeta(const api::DistributedTraining& job, api::ReplicaType type, int index) {
   json labels = ReplicaSelector(job, type, index);
-  labels[api::kLabelManagedBy] = api::kManagedByValue;
-  if (IsSuccessReplica(job, type, index)) labels[api::kLabelJobRole] = "chief";
+  const api::ChildLabels& l = job.kind->labels;
+  labels[l.owner_key] = l.owner_value;
+  if (IsSuccessReplica(job, type, index)) labels[l.job_role] = l.job_role_value;
   return {{"name", api::ReplicaName(job.metadata.name, type, index)},
           {"namespace", job.metadata.namespace_name},
           {"labels", std::move(labels)},

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "operator/api/labels.h"
+#include "operator/api/job_kind.h"
 #include "operator/queueing/workload.h"
 
 namespace disttrain::controller {
@@ -70,7 +70,10 @@ std::string OwnerKey(const runtime::ObjectPtr& obj) {
   if (meta == obj->end() || !meta->is_object()) return "";
   auto labels = meta->find("labels");
   if (labels == meta->end() || !labels->is_object()) return "";
-  auto job = labels->find(api::kLabelJobName);
+  auto job = labels->end();
+  for (const api::JobKind* kind : api::kJobKinds) {
+    if (job == labels->end()) job = labels->find(kind->labels.job_name);
+  }
   if (job == labels->end() || !job->is_string() || job->get_ref<const std::string&>().empty())
     return "";
   return absl::StrCat(meta->value("namespace", ""), "/", job->get_ref<const std::string&>());

@@ -103,12 +103,12 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   p.object = &cached;  // the cache's own copy, not copied: a pass only reads it
   p.now = deps_.clock->Now();
   if (cached.contains("status")) {
-    if (absl::StatusOr<api::JobStatus> st = api::DecodeStatus(cached.at("status")); st.ok())
+    if (absl::StatusOr<api::JobStatus> st = deps_.api->decode_status(cached.at("status")); st.ok())
       p.original = *st;
   }
   p.status = p.original;
   p.started = p.now;
-  absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(cached);
+  absl::StatusOr<api::DistributedTraining> job = deps_.api->decode_job(cached);
   if (job.ok()) {
     if (job->metadata.deletion_timestamp) return runtime::ReconcileResult{};
     // Another controller's job (MultiKueue dispatches it to a worker cluster and mirrors its
@@ -357,6 +357,7 @@ void JobReconciler::UpdateCounts(Pass& p) {
     rs.failed = failed;
     rs.succeeded = static_cast<int32_t>(rs.succeeded_indexes.size());
     rs.restarts = rs.past_restarts + live_restarts;
+    rs.running = running;
     rs.progress = absl::StrCat(running, "/", spec.replicas);
   }
   p.status.observed_generation = p.job.metadata.generation;
@@ -366,7 +367,11 @@ void JobReconciler::UpdateCounts(Pass& p) {
 absl::Status JobReconciler::WriteStatus(Pass& p) {
   p.status.state = CurrentState(p.status);
   if (p.status == p.original) return absl::OkStatus();
-  json status = api::EncodeStatus(p.status);
+  json status = deps_.api->encode_status(p.status);
+  // What the API would store is unchanged (a front that keeps less than the engine knows).
+  if (status == deps_.api->encode_status(p.original)) return absl::OkStatus();
+  if (deps_.api->write_time_field != nullptr)
+    status[deps_.api->write_time_field] = api::FormatKubeTime(deps_.clock->Now());
   for (const char* field : {"startTime", "completionTime"}) {
     if (!status.contains(field)) status[field] = nullptr;  // merge patch: remove
   }
@@ -380,8 +385,8 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
       {"metadata",
        {{"resourceVersion", p.object->value("/metadata/resourceVersion"_json_pointer, "")}}},
       {"status", status}};
-  absl::Status s = deps_.client->Patch(kube::kDistributedTrainings, ns, name,
-                                       kube::PatchType::kMerge, patch, "status");
+  absl::Status s =
+      deps_.client->Patch(*deps_.api->resource, ns, name, kube::PatchType::kMerge, patch, "status");
   if (s.ok()) {
     absl::MutexLock lock(&mu_);
     replaced_[absl::StrCat(ns, "/", name)] = {

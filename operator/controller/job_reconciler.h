@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "operator/controller/build_options.h"
+#include "operator/controller/job_api.h"
 #include "operator/kube/kube_client.h"
 #include "operator/runtime/clock.h"
 #include "operator/runtime/controller.h"
@@ -26,6 +27,8 @@
 namespace disttrain::controller {
 
 struct ReconcilerDeps {
+  // The API the jobs come through (DistributedTraining unless set).
+  const JobApi* api = &DistributedTrainingApi();
   kube::KubeClient* client = nullptr;
   const runtime::Store* jobs = nullptr;
   const runtime::Store* pods = nullptr;

@@ -294,9 +294,9 @@ void JobReconciler::DeleteAfterTtl(Pass& p) {
     p.Requeue(ttl.requeue_after);
     return;
   }
-  absl::Status s = deps_.client->Delete(kube::kDistributedTrainings, p.job.metadata.namespace_name,
-                                        p.job.metadata.name,
-                                        {kube::Propagation::kBackground, p.job.metadata.uid});
+  absl::Status s =
+      deps_.client->Delete(*deps_.api->resource, p.job.metadata.namespace_name, p.job.metadata.name,
+                           {kube::Propagation::kBackground, p.job.metadata.uid});
   if (s.ok() || kube::IsNotFound(s)) {
     LogInfo("deleted a finished job after its TTL",
             {{"job", p.job.metadata.namespace_name + "/" + p.job.metadata.name}});

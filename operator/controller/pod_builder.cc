@@ -77,9 +77,9 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
 
   json& container = pod_spec["containers"][main];
   const std::string container_name = container.value("name", "");
-  if (std::optional<TfConfig> tf = BuildTfConfig(job, type, index, options)) {
+  if (std::optional<std::string> tf = TfConfigText(job, type, index, options)) {
     bool replaced = false;
-    SetEnv(container, "TF_CONFIG", SerializeTfConfig(*tf), /*replace=*/true, &replaced);
+    SetEnv(container, "TF_CONFIG", *tf, /*replace=*/true, &replaced);
     if (replaced) {
       out.warnings.push_back(
           absl::StrCat("pod ", pod_name, ": replaced the TF_CONFIG set in container \"",

@@ -76,12 +76,12 @@ absl::StatusOr<std::optional<json>> BuildPodGroup(const api::DistributedTraining
     if (sp->schedule_timeout_seconds)
       spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
   }
-  group["metadata"] = {
-      {"name", job.metadata.name},
-      {"namespace", job.metadata.namespace_name},
-      {"labels",
-       {{api::kLabelJobName, job.metadata.name}, {api::kLabelManagedBy, api::kManagedByValue}}},
-      {"ownerReferences", json::array({OwnerReference(job)})}};
+  group["metadata"] = {{"name", job.metadata.name},
+                       {"namespace", job.metadata.namespace_name},
+                       {"labels",
+                        {{job.kind->labels.job_name, job.metadata.name},
+                         {job.kind->labels.owner_key, job.kind->labels.owner_value}}},
+                       {"ownerReferences", json::array({OwnerReference(job)})}};
   group["spec"] = std::move(spec);
   return std::optional<json>(std::move(group));
 }

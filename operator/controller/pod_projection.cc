@@ -1,6 +1,6 @@
 #include "operator/controller/pod_projection.h"
 
-#include "operator/api/labels.h"
+#include "operator/api/job_kind.h"
 
 namespace disttrain::controller {
 
@@ -62,8 +62,12 @@ json ProjectMetadata(json& object, bool pod) {
 }  // namespace
 
 bool ProjectedLabel(std::string_view key, bool pod) {
-  if (key == api::kLabelJobName) return true;
-  return pod && (key == api::kLabelReplicaType || key == api::kLabelReplicaIndex);
+  for (const api::JobKind* kind : api::kJobKinds) {
+    const api::ChildLabels& l = kind->labels;
+    if (key == l.job_name) return true;
+    if (pod && (key == l.replica_type || key == l.replica_index)) return true;
+  }
+  return false;
 }
 
 json ControllerRef(std::string uid) { return {{"controller", true}, {"uid", std::move(uid)}}; }

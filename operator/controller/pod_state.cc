@@ -3,7 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/json_members.h"
-#include "operator/api/labels.h"
+#include "operator/api/job_kind.h"
 #include "operator/controller/tf_config_builder.h"
 
 namespace disttrain::controller {
@@ -14,7 +14,13 @@ std::optional<PodState> ReadPodState(const json& pod) {
   const json& meta = ObjectMember(pod, "metadata");
   const json& labels = ObjectMember(meta, "labels");
   PodState s;
-  std::string role = labels.value(api::kLabelReplicaType, "");
+  // Either kind's labels: a pod is matched to its job by its controller reference.
+  const api::ChildLabels* scheme = nullptr;
+  for (const api::JobKind* kind : api::kJobKinds) {
+    if (labels.contains(kind->labels.replica_type)) scheme = &kind->labels;
+  }
+  if (scheme == nullptr) return std::nullopt;
+  std::string role = labels.value(scheme->replica_type, "");
   bool found = false;
   for (api::ReplicaType t : api::kReplicaTypes) {
     if (api::ReplicaTypeRole(t) == role) {
@@ -22,7 +28,7 @@ std::optional<PodState> ReadPodState(const json& pod) {
       found = true;
     }
   }
-  if (!found || !absl::SimpleAtoi(labels.value(api::kLabelReplicaIndex, ""), &s.index))
+  if (!found || !absl::SimpleAtoi(labels.value(scheme->replica_index, ""), &s.index))
     return std::nullopt;
   s.name = meta.value("name", "");
   s.uid = meta.value("uid", "");

@@ -60,4 +60,27 @@ std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::
   return config;
 }
 
+std::optional<std::string> TfConfigText(const api::DistributedTraining& job, api::ReplicaType type,
+                                        int index, const BuildOptions& options) {
+  std::optional<TfConfig> dense = BuildTfConfig(job, type, index, options);
+  if (!dense || !job.spec.tf_config.sparse_workers) {
+    return dense ? std::optional<std::string>(SerializeTfConfig(*dense)) : std::nullopt;
+  }
+  const std::string ps_role(api::ReplicaTypeRole(api::ReplicaType::kPS));
+  const std::string worker_role(api::ReplicaTypeRole(api::ReplicaType::kWorker));
+  std::vector<std::string> all_ps = dense->cluster[ps_role];
+  nlohmann::ordered_json workers = nlohmann::ordered_json::object();
+  nlohmann::ordered_json ps = nlohmann::ordered_json::array();
+  if (type == api::ReplicaType::kWorker) {
+    workers[absl::StrCat(index)] = dense->cluster[worker_role].at(index);
+    for (const std::string& host : all_ps) ps.push_back(host);
+  } else if (type == api::ReplicaType::kPS) {
+    ps.push_back(all_ps.at(index));
+  }
+  nlohmann::ordered_json config = {
+      {"cluster", {{"worker", std::move(workers)}, {"ps", std::move(ps)}}},
+      {"task", {{"type", dense->task_type}, {"index", index}}}};
+  return config.dump();
+}
+
 }  // namespace disttrain::controller

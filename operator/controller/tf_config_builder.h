@@ -3,6 +3,7 @@
 #define DISTTRAIN_OPERATOR_CONTROLLER_TF_CONFIG_BUILDER_H_
 
 #include <optional>
+#include <string>
 
 #include "common/tf_config.h"
 #include "nlohmann/json.hpp"
@@ -26,6 +27,14 @@ int ReplicaPort(const api::ReplicaSpec& spec);
 // spec.tfConfig.evaluatorInCluster is true.
 std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::ReplicaType type,
                                       int index, const BuildOptions& options);
+
+// The TF_CONFIG text replica `index` of `type` receives: BuildTfConfig's, or with
+// spec.tfConfig sparse_workers (TFJob's enableDynamicWorker) TensorFlow's sparse cluster spec as
+// the training-operator writes it: a worker sees the ps tasks and itself
+// ({"cluster":{"worker":{"1":host},"ps":[...]},"task":{...}}), a ps itself only, other roles
+// nobody. nullopt when the job has one replica.
+std::optional<std::string> TfConfigText(const api::DistributedTraining& job, api::ReplicaType type,
+                                        int index, const BuildOptions& options);
 
 }  // namespace disttrain::controller
 

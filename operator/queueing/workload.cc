@@ -58,10 +58,10 @@ std::string QueueName(const api::DistributedTraining& job) {
 }
 
 std::string WorkloadName(const api::DistributedTraining& job) {
-  std::string prefix = absl::StrCat(absl::AsciiStrToLower(api::kKind), "-", job.metadata.name);
+  std::string prefix = absl::StrCat(absl::AsciiStrToLower(job.kind->kind), "-", job.metadata.name);
   if (prefix.size() > 247) prefix.resize(247);
-  const std::string digest = Sha1Hex(
-      absl::StrCat(api::kKind, "\n", api::kGroup, "\n", job.metadata.name, "\n", job.metadata.uid));
+  const std::string digest = Sha1Hex(absl::StrCat(job.kind->kind, "\n", job.kind->group, "\n",
+                                                  job.metadata.name, "\n", job.metadata.uid));
   return absl::StrCat(prefix, "-", digest.substr(0, 5));
 }
 
@@ -74,7 +74,8 @@ json BuildWorkload(const api::DistributedTraining& job, const std::vector<PodSet
   }
   json labels = {{api::kLabelManagedBy, api::kManagedByValue},
                  {api::kLabelJobName, job.metadata.name},
-                 {kJobUidLabel, job.metadata.uid}};
+                 {kJobUidLabel, job.metadata.uid},
+                 {kJobKindLabel, job.kind->kind}};
   json spec = {{"queueName", QueueName(job)}, {"podSets", sets}};
   if (priority) {
     spec["priorityClassRef"] = {{"group", "kueue.x-k8s.io"},
@@ -93,8 +94,8 @@ json BuildWorkload(const api::DistributedTraining& job, const std::vector<PodSet
               {kJobGenerationAnnotation, absl::StrCat(job.metadata.generation)}}},
             {"finalizers", {kResourceInUseFinalizer}},
             {"ownerReferences",
-             {{{"apiVersion", api::kApiVersion},
-               {"kind", api::kKind},
+             {{{"apiVersion", job.kind->api_version},
+               {"kind", job.kind->kind},
                {"name", job.metadata.name},
                {"uid", job.metadata.uid},
                {"controller", true},

@@ -19,6 +19,8 @@ namespace disttrain::queueing {
 inline constexpr char kQueueNameLabel[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
+// The kind of the job a Workload is for (DistributedTraining, TFJob): each front watches its own.
+inline constexpr char kJobKindLabel[] = "disttrain.io/job-kind";
 // Set by MultiKueue on a job it copies to a worker cluster: the Workload already exists there.
 inline constexpr char kPrebuiltWorkloadLabel[] = "kueue.x-k8s.io/prebuilt-workload-name";
 inline constexpr char kResourceInUseFinalizer[] = "kueue.x-k8s.io/resource-in-use";

@@ -15,6 +15,8 @@ import shlex
 import subprocess
 import unittest
 
+import yaml
+
 from crd_test import install_crd
 from kube import BIN, ROOT, TOOLS, KUBECONFIG, get_json, kubectl, wait_until
 
@@ -84,6 +86,24 @@ class PlainManifestsTest(unittest.TestCase):
         off = helm("template", "dt", CHART).stdout
         self.assertNotIn("--kueue", off)
         self.assertNotIn("kueue.x-k8s.io", off)
+
+    def test_helm_tfjob_values_add_the_flag_the_rbac_and_the_crd_it_keeps(self):
+        on = helm("template", "dt", CHART, "--set", "tfjob.enabled=true", "--set", "tfjob.installCRD=true").stdout
+        self.assertIn("- --tfjob", on)
+        self.assertIn("tfjobs/status", on)
+        crd = [yaml.safe_load(d) for d in on.split("\n---\n") if "kind: CustomResourceDefinition" in d]
+        self.assertEqual(len(crd), 1)
+        with open(os.path.join(ROOT, "crds", "kubeflow.org_tfjobs.yaml")) as f:
+            want = yaml.safe_load(f)
+        self.assertEqual(crd[0]["spec"], want["spec"])
+        self.assertEqual(crd[0]["metadata"]["annotations"], {"helm.sh/resource-policy": "keep"},
+                         "uninstalling the chart must not delete the TFJobs")
+        self.assertTrue(filecmp.cmp(os.path.join(ROOT, "crds", "kubeflow.org_tfjobs.yaml"),
+                                    os.path.join(CHART, "files", "kubeflow.org_tfjobs.yaml"), shallow=False),
+                        "charts/disttrain/files differs from crds/: copy it over")
+        off = helm("template", "dt", CHART).stdout
+        self.assertNotIn("--tfjob", off)
+        self.assertNotIn("kubeflow.org", off)
 
     def test_helm_renders_the_dashboard_config_map_and_the_pod_monitor_when_asked(self):
         manifest = helm("template", "dt", CHART, "--set", "grafana.dashboard=true",

@@ -1,0 +1,20 @@
+#include "operator/controller/job_api.h"
+
+#include "operator/api/codec.h"
+#include "operator/api/tfjob_codec.h"
+
+namespace disttrain::controller {
+
+const JobApi& DistributedTrainingApi() {
+  static const JobApi api = {&kube::kDistributedTrainings, api::DecodeJob, api::DecodeStatus,
+                             api::EncodeStatus, nullptr};
+  return api;
+}
+
+const JobApi& TfJobApi() {
+  static const JobApi api = {&kube::kTfJobs, api::DecodeTfJob, api::DecodeTfJobStatus,
+                             api::EncodeTfJobStatus, "lastReconcileTime"};
+  return api;
+}
+
+}  // namespace disttrain::controller
