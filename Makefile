@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools kueue configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-peer bench-schemes cuda format clean help
+.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-peer bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -23,6 +23,9 @@ tools: ## Build (or reuse from the cache) the pinned Kubernetes tools into build
 kueue: ## Build (or reuse from the cache) Kueue's manager for the queueing suites into build/tools/kueue.
 	@mkdir -p $(BUILD_DIR)/tools && ln -sfn "$$(tests/cluster/tools/build-kueue.sh)" $(BUILD_DIR)/tools/kueue
 
+peer: tools ## Build (or reuse from the cache) Kubeflow's training-operator for the TFJob suites and bench-peer.
+	@bench/peer/build-peer.sh >/dev/null
+
 configure: deps
 	@if [[ ! -f $(BUILD_DIR)/build.ninja ]]; then cmake --preset $(PRESET); fi
 
@@ -32,7 +35,7 @@ build: configure ## Build build/bin/disttrain-operator and build/bin/disttrain-t
 images: deps ## Build the operator and trainer images with buildah into build/images/ (docker archives).
 	@scripts/images.sh
 
-test: build tools kueue images sanitize cuda ## Run every test suite (sanitizers, CUDA compile, unit, then e2e against a local cluster).
+test: build tools kueue peer images sanitize cuda ## Run every test suite (sanitizers, CUDA compile, unit, then e2e against a local cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 1800
 
 cuda: deps ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu tests: "Not Run" without a CUDA device.
@@ -80,7 +83,7 @@ bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server an
 bench-kueue: build tools kueue cluster-up ## Kueue support's cost and speed: 100 queued jobs against 100 without Kueue (docs/operations.md).
 	@python3 bench/kueue_bench.py 100 3 20
 
-bench-peer: tools cluster-up ## Our operator against Kubeflow's training-operator and a bare client (docs/operations.md).
+bench-peer: tools peer cluster-up ## Our operator against Kubeflow's training-operator and a bare client (docs/operations.md).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
 	@cmake --build $(BUILD_DIR)/release --target disttrain-operator bare_client >/dev/null
 	@python3 bench/peer/peer_bench.py --bin $(BUILD_DIR)/release/bin --runs 3 --write-docs \

@@ -30,11 +30,9 @@ An absolute path in FLAGS is the operator binary to run (e.g. a build of an earl
 """
 import argparse
 import functools
-import base64
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,9 +44,9 @@ PERF_HZ = 99  # perf record -F for --flamegraph (--perf-hz)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "e2e"))
 from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until  # noqa: E402
 from crd_test import install_crd  # noqa: E402
+from peer_process import Peer  # noqa: E402
 from scale_harness import PodWatcher, current_rss_mb, job_manifest, percentile, proc_usage  # noqa: E402
 
-PEER_NS = "disttrain-peer-system"
 CHIEF_SECONDS, SPREAD_SECONDS = 15, 0.3
 
 
@@ -61,12 +59,6 @@ class BenchNamespace(Namespace):
         kubectl("delete", "namespace", self.name, "--wait=true", "--timeout=900s", check=False, timeout=960)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def tfjob_manifest(name, chief_seconds):
     """The TFJob equivalent of scale_harness.job_manifest."""
     dtr = job_manifest(name, chief_seconds)
@@ -74,63 +66,6 @@ def tfjob_manifest(name, chief_seconds):
              for role, spec in dtr["spec"]["replicaSpecs"].items()}
     return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
             "spec": {"runPolicy": {"cleanPodPolicy": "Running"}, "tfReplicaSpecs": specs}}
-
-
-class Peer:
-    """training-operator out of cluster: its webhook certificate secret and configuration exist
-    (empty, so no admission call is ever made), it serves its webhook on a free port, and the
-    certificates its rotator writes into the secret are copied where a pod would mount them (it
-    starts its controllers only once they are there)."""
-
-    CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
-
-    def __init__(self, folder, args):
-        self.folder, self.args, self.proc = folder, args, None
-
-    @staticmethod
-    def install(folder):
-        kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(folder, "kubeflow.org_tfjobs.yaml"))
-        wait_until("the TFJob CRD to be established", lambda: any(
-            c["type"] == "Established" and c["status"] == "True"
-            for c in get_json("crd", "tfjobs.kubeflow.org").get("status", {}).get("conditions") or []))
-        kubectl("create", "namespace", PEER_NS, check=False)
-        apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "training-operator-webhook-cert"}}, PEER_NS)
-        apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-               "metadata": {"name": "validator.training-operator.kubeflow.org"}, "webhooks": []})
-
-    def start(self):
-        self.log = tempfile.NamedTemporaryFile("w+", prefix="peer-", suffix=".log", delete=False)
-        env = dict(os.environ, KUBECONFIG=KUBECONFIG, MY_POD_NAMESPACE=PEER_NS)
-        self.proc = subprocess.Popen(
-            [os.path.join(self.folder, "training-operator"), "--enable-scheme=tfjob",
-             "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0",
-             f"--webhook-server-port={free_port()}", *self.args], stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        wait_until("the peer's webhook certificates", self.mount_certs, timeout=60)
-        wait_until("the peer's TFJob controller to start its workers", lambda: self.ready(), timeout=120)
-        return self
-
-    def mount_certs(self):
-        data = get_json("secret", "training-operator-webhook-cert", "-n", PEER_NS).get("data", {})
-        if not all(k in data for k in ("tls.crt", "tls.key", "ca.crt")):
-            return False
-        os.makedirs(self.CERT_DIR, exist_ok=True)
-        for key in ("tls.crt", "tls.key", "ca.crt"):
-            with open(os.path.join(self.CERT_DIR, key), "wb") as f:
-                f.write(base64.b64decode(data[key]))
-        return True
-
-    def ready(self):
-        if self.proc.poll() is not None:
-            raise AssertionError(f"training-operator exited {self.proc.returncode}: {open(self.log.name).read()[-2000:]}")
-        return re.search(r'Starting workers\s+{"controller": "tfjob-controller"', open(self.log.name).read())
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 class Ours:

@@ -1,0 +1,84 @@
+"""Kubeflow's training-operator (the peer, built by bench/peer/build-peer.sh) run out of cluster
+against the local control plane, for the benchmarks and the TFJob migration suite."""
+import base64
+import os
+import re
+import socket
+import subprocess
+import tempfile
+
+from kube import KUBECONFIG, ROOT, apply, get_json, kubectl, wait_until
+
+PEER_NS = "disttrain-peer-system"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_peer():
+    """The folder with the training-operator binary and its TFJob CRD (built once, cached)."""
+    out = subprocess.run([os.path.join(ROOT, "bench", "peer", "build-peer.sh")], capture_output=True, text=True,
+                         timeout=1200)
+    if out.returncode != 0:
+        raise AssertionError(f"build-peer.sh failed: {out.stderr[-2000:]}")
+    return out.stdout.strip().splitlines()[-1]
+
+
+class Peer:
+    """training-operator out of cluster: its webhook certificate secret and configuration exist
+    (empty, so no admission call is ever made), it serves its webhook on a free port, and the
+    certificates its rotator writes into the secret are copied where a pod would mount them (it
+    starts its controllers only once they are there)."""
+
+    CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+
+    def __init__(self, folder, args):
+        self.folder, self.args, self.proc = folder, args, None
+
+    @staticmethod
+    def install(folder):
+        kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(folder, "kubeflow.org_tfjobs.yaml"))
+        wait_until("the TFJob CRD to be established", lambda: any(
+            c["type"] == "Established" and c["status"] == "True"
+            for c in get_json("crd", "tfjobs.kubeflow.org").get("status", {}).get("conditions") or []))
+        kubectl("create", "namespace", PEER_NS, check=False)
+        apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "training-operator-webhook-cert"}}, PEER_NS)
+        apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+               "metadata": {"name": "validator.training-operator.kubeflow.org"}, "webhooks": []})
+
+    def start(self):
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="peer-", suffix=".log", delete=False)
+        env = dict(os.environ, KUBECONFIG=KUBECONFIG, MY_POD_NAMESPACE=PEER_NS)
+        self.proc = subprocess.Popen(
+            [os.path.join(self.folder, "training-operator"), "--enable-scheme=tfjob",
+             "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0",
+             f"--webhook-server-port={free_port()}", *self.args], stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        wait_until("the peer's webhook certificates", self.mount_certs, timeout=60)
+        wait_until("the peer's TFJob controller to start its workers", lambda: self.ready(), timeout=120)
+        return self
+
+    def mount_certs(self):
+        data = get_json("secret", "training-operator-webhook-cert", "-n", PEER_NS).get("data", {})
+        if not all(k in data for k in ("tls.crt", "tls.key", "ca.crt")):
+            return False
+        os.makedirs(self.CERT_DIR, exist_ok=True)
+        for key in ("tls.crt", "tls.key", "ca.crt"):
+            with open(os.path.join(self.CERT_DIR, key), "wb") as f:
+                f.write(base64.b64decode(data[key]))
+        return True
+
+    def ready(self):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"training-operator exited {self.proc.returncode}: {open(self.log.name).read()[-2000:]}")
+        return re.search(r'Starting workers\s+{"controller": "tfjob-controller"', open(self.log.name).read())
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
