@@ -48,7 +48,7 @@ cuda: deps ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu
 unit: build ## Run the unit suites only (no cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j2
 
-e2e: build tools kueue images ## Run the end-to-end suites against the local cluster.
+e2e: build tools kueue peer images ## Run the end-to-end suites against the local cluster.
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e
 
 sanitize: deps ## Unit suites under ASan+UBSan, the operator runtime under TSan, clang -Wthread-safety.

@@ -120,5 +120,22 @@ TEST(MainContainerTest, PrefersTensorflowThenTrainerThenTheFirst) {
   EXPECT_EQ(MainContainerIndex(nlohmann::json::object()), -1);
 }
 
+TEST(SparseTfConfigTest, GivesWhatTheTrainingOperatorWritesForDynamicWorkers) {
+  api::DistributedTraining job = JobBuilder("d").Chief().Ps(2).Workers(2).Build();
+  job.spec.tf_config.sparse_workers = true;
+  auto text = [&](ReplicaType t, int i) { return *TfConfigText(job, t, i, BuildOptions{}); };
+  EXPECT_EQ(
+      text(ReplicaType::kWorker, 1),
+      R"({"cluster":{"worker":{"1":"d-worker-1.default.svc:2222"},"ps":["d-ps-0.default.svc:2222","d-ps-1.default.svc:2222"]},"task":{"type":"worker","index":1}})");
+  EXPECT_EQ(
+      text(ReplicaType::kPS, 1),
+      R"({"cluster":{"worker":{},"ps":["d-ps-1.default.svc:2222"]},"task":{"type":"ps","index":1}})");
+  EXPECT_EQ(text(ReplicaType::kChief, 0),
+            R"({"cluster":{"worker":{},"ps":[]},"task":{"type":"chief","index":0}})");
+  job.spec.tf_config.sparse_workers = false;
+  EXPECT_EQ(text(ReplicaType::kWorker, 1),
+            SerializeTfConfig(*BuildTfConfig(job, ReplicaType::kWorker, 1, BuildOptions{})));
+}
+
 }  // namespace
 }  // namespace disttrain::controller
