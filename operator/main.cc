@@ -67,6 +67,7 @@ struct Flags {
   std::string cluster_domain, gang_scheduler = "volcano";
   bool kueue = false;
   bool tfjob = false;
+  std::string tfjob_namespace_selector;
   int64_t verbosity = 2;
   bool version = false;
 };
@@ -138,6 +139,13 @@ class Front {
     deps.jobs = &jobs_.store();
     deps.pods = &pods_.store();
     deps.services = &services_.store();
+    // TFJobs in the namespaces a label selector picks (a migration namespace by namespace).
+    if (&kind == &api::kTfJobKind && !f.tfjob_namespace_selector.empty()) {
+      namespaces_ = std::make_unique<runtime::Informer>(
+          s.client, runtime::InformerOptions{.resource = kube::kNamespaces,
+                                             .label_selector = f.tfjob_namespace_selector});
+      deps.namespaces = &namespaces_->store();
+    }
     if (workloads_) {
       deps.workloads = &workloads_->store();
       deps.flavors = &s.flavors->store();
@@ -157,6 +165,9 @@ class Front {
                       }});
     services_.AddHandler(controller::EnqueueServiceOwners(&queue_));
     if (workloads_) workloads_->AddHandler(controller::EnqueueWorkloadOwners(&queue_));
+    if (namespaces_) {
+      namespaces_->AddHandler(controller::EnqueueNamespaceJobs(&queue_, &jobs_.store()));
+    }
     controller_ =
         std::make_unique<runtime::Controller>(absl::AsciiStrToLower(kind.kind), reconciler_.get(),
                                               &queue_, static_cast<int>(f.workers), s.metrics);
@@ -167,13 +178,14 @@ class Front {
     manager->AddInformer(&pods_);
     manager->AddInformer(&services_);
     if (workloads_) manager->AddInformer(workloads_.get());
+    if (namespaces_) manager->AddInformer(namespaces_.get());
     manager->AddController(controller_.get());
   }
 
  private:
   const std::string selector_;
   runtime::Informer jobs_, pods_, services_;
-  std::unique_ptr<runtime::Informer> workloads_;
+  std::unique_ptr<runtime::Informer> workloads_, namespaces_;
   runtime::WorkQueue queue_;
   std::unique_ptr<controller::JobReconciler> reconciler_;
   std::unique_ptr<runtime::Controller> controller_;
@@ -238,6 +250,10 @@ int RunController(const std::vector<std::string>& args) {
              "Also reconcile Kubeflow TFJobs (kubeflow.org/v1) with the training-operator's "
              "semantics, in the namespaces this operator watches: its CRD must be installed, and "
              "the training-operator stopped (docs/tfjob.md). Off: TFJobs are not read.");
+  flags.String("tfjob-namespace-selector", &f.tfjob_namespace_selector,
+               "With --tfjob: reconcile only the TFJobs of namespaces whose labels match this "
+               "label selector (e.g. disttrain.io/tfjob=enabled), so TFJobs move from the "
+               "training-operator namespace by namespace; default every watched namespace.");
   flags.Int("v", &f.verbosity, "Log level: 0 errors, 1 warnings, 2 info, 3 debug.");
   flags.Bool("version", &f.version, "Print the version and exit.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
@@ -306,6 +322,20 @@ int RunController(const std::vector<std::string>& args) {
     flavors = std::make_unique<runtime::Informer>(
         (*client).get(), runtime::InformerOptions{.resource = kube::kResourceFlavors});
   }
+  if (!f.tfjob_namespace_selector.empty()) {
+    // The API server parses the selector: a bad one is a usage error now, not a cache that
+    // never syncs.
+    absl::StatusOr<kube::ListResult> probe = (*client)->List(
+        kube::kNamespaces, "", {.label_selector = f.tfjob_namespace_selector, .limit = 1});
+    if (!f.tfjob || (!probe.ok() && absl::IsInvalidArgument(probe.status()))) {
+      std::cerr << "disttrain-operator: --tfjob-namespace-selector "
+                << (f.tfjob ? absl::StrCat("\"", f.tfjob_namespace_selector,
+                                           "\" is not a label selector: ", probe.status().message())
+                            : std::string("needs --tfjob"))
+                << "\n";
+      return kExitUsage;
+    }
+  }
   FrontSettings settings{(*client).get(), &f, clock, &metrics, &recorder, flavors.get()};
   std::vector<std::unique_ptr<Front>> fronts;
   fronts.push_back(std::make_unique<Front>(settings, controller::DistributedTrainingApi(),
@@ -345,7 +375,8 @@ int RunController(const std::vector<std::string>& args) {
            {"workers", absl::StrCat(f.workers)},
            {"leader_elect", f.leader_elect ? "true" : "false"},
            {"kueue", f.kueue ? "true" : "false"},
-           {"tfjob", f.tfjob ? "true" : "false"}});
+           {"tfjob", f.tfjob ? "true" : "false"},
+           {"tfjob_namespace_selector", f.tfjob_namespace_selector}});
   absl::Status status = manager.Run();
   if (!status.ok()) {
     LogError("operator stopped", {{"error", status.ToString()}});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "operator/api/job_kind.h"
 #include "operator/kube/rest_kube_client.h"
 
 namespace disttrain::plugin {
@@ -17,7 +18,12 @@ struct Target {
   kube::RestKubeClient* client;
   std::string ns;
   std::string job;
+  const api::JobKind* kind = &api::kDistributedTrainingKind;
 };
+
+// The job a command names: NAME (a DistributedTraining), or TYPE/NAME with TYPE as kubectl
+// spells it (dtr, distributedtraining[s][.disttrain.io], tfjob[s][.kubeflow.org]).
+absl::Status ParseJobRef(const std::string& ref, Target* t);
 
 struct LogsOptions {
   bool follow = false;

@@ -84,7 +84,8 @@ std::string FormatResult(const json& status) {
 
 }  // namespace
 
-std::vector<PodRow> ReadPods(const std::string& job, const std::vector<json>& pods) {
+std::vector<PodRow> ReadPods(const std::string& job, const std::vector<json>& pods,
+                             const api::JobKind& kind) {
   std::vector<PodRow> rows;
   for (const json& pod : pods) {
     const json& meta = pod.value("metadata", json::object());
@@ -93,8 +94,8 @@ std::vector<PodRow> ReadPods(const std::string& job, const std::vector<json>& po
     PodRow row;
     row.name = meta.value("name", "");
     row.uid = meta.value("uid", "");
-    row.role = labels.value(api::kLabelReplicaType, "");
-    if (!absl::SimpleAtoi(labels.value(api::kLabelReplicaIndex, ""), &row.index)) row.index = -1;
+    row.role = labels.value(kind.labels.replica_type, "");
+    if (!absl::SimpleAtoi(labels.value(kind.labels.replica_index, ""), &row.index)) row.index = -1;
     row.phase = status.value("phase", "Pending");
     row.node = pod.value("/spec/nodeName"_json_pointer, "");
     row.created = Time(meta, "creationTimestamp");
@@ -161,6 +162,10 @@ std::string FormatStatus(const json& job, const std::vector<PodRow>& pods, absl:
   absl::StrAppend(&out, "Job:        ", meta.value("namespace", ""), "/", meta.value("name", ""),
                   "\n");
   std::string state = status.value("state", "");
+  if (state.empty()) {  // a TFJob: its state is its last condition (kubectl's State column)
+    const json& conditions = status.value("conditions", json::array());
+    if (conditions.is_array() && !conditions.empty()) state = conditions.back().value("type", "");
+  }
   if (state.empty()) state = "Pending (not seen by the operator yet)";
   absl::StrAppend(&out, "State:      ", state);
   if (std::optional<absl::Time> created = Time(meta, "creationTimestamp"))
@@ -169,11 +174,20 @@ std::string FormatStatus(const json& job, const std::vector<PodRow>& pods, absl:
   std::string replicas;
   for (const char* role : {"Chief", "PS", "Worker", "Evaluator"}) {
     const json& rs = status.value("replicaStatuses", json::object()).value(role, json::object());
-    if (!rs.contains("progress")) continue;
-    absl::StrAppend(&replicas, replicas.empty() ? "" : "   ", role, " ", rs.value("progress", ""),
-                    " running");
+    if (rs.contains("progress")) {
+      absl::StrAppend(&replicas, replicas.empty() ? "" : "   ", role, " ", rs.value("progress", ""),
+                      " running");
+    } else if (rs.contains("active") || rs.contains("succeeded") || rs.contains("failed")) {
+      // A TFJob's counts: active (running), succeeded, failed.
+      absl::StrAppend(&replicas, replicas.empty() ? "" : "   ", role, " ", rs.value("active", 0),
+                      " active");
+    } else {
+      continue;
+    }
     if (rs.value("succeeded", 0) > 0)
       absl::StrAppend(&replicas, ", ", rs.value("succeeded", 0), " succeeded");
+    if (rs.value("failed", 0) > 0)
+      absl::StrAppend(&replicas, ", ", rs.value("failed", 0), " failed");
     if (rs.value("restarts", 0) > 0)
       absl::StrAppend(&replicas, ", ", rs.value("restarts", 0), " restarts");
   }

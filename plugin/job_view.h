@@ -9,6 +9,7 @@
 
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "operator/api/job_kind.h"
 
 namespace disttrain::plugin {
 
@@ -33,7 +34,8 @@ struct PodRow {
 };
 
 // The job's pods as rows, in role order (chief, ps, worker, evaluator, others) then index.
-std::vector<PodRow> ReadPods(const std::string& job, const std::vector<nlohmann::json>& pods);
+std::vector<PodRow> ReadPods(const std::string& job, const std::vector<nlohmann::json>& pods,
+                             const api::JobKind& kind = api::kDistributedTrainingKind);
 
 // kubectl's age format: 42s, 5m, 3h, 2d.
 std::string FormatAge(absl::Duration d);

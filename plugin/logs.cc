@@ -176,7 +176,7 @@ int RunLogs(const Target& t, const LogsOptions& o, std::ostream& out, std::ostre
   if (!o.follow) {
     std::vector<PodLog> logs;
     int code = 0;
-    for (const PodRow& pod : Selected(ReadPods(t.job, pods), o)) {
+    for (const PodRow& pod : Selected(ReadPods(t.job, pods, *t.kind), o)) {
       if (!pod.container_started) continue;
       for (bool previous : {true, false}) {
         if (previous && !pod.previous_run) continue;
@@ -194,7 +194,7 @@ int RunLogs(const Target& t, const LogsOptions& o, std::ostream& out, std::ostre
   }
   Follower follower(t, o, out);
   while (true) {
-    follower.Update(Selected(ReadPods(t.job, pods), o));
+    follower.Update(Selected(ReadPods(t.job, pods, *t.kind), o));
     const bool finished = Finished(job);
     if (finished && follower.AllDone()) return 0;
     absl::SleepFor(absl::Seconds(1));

@@ -6,6 +6,7 @@
 
 #include "common/flags.h"
 #include "common/version.h"
+#include "operator/cli/convert.h"
 #include "operator/cli/render.h"
 #include "operator/kube/config.h"
 #include "plugin/commands.h"
@@ -16,6 +17,8 @@ using namespace disttrain;  // NOLINT: main wires the pieces together
 
 constexpr char kUsage[] =
     "kubectl dtr: follow DistributedTraining jobs.\n"
+    "\n"
+    "  JOB is NAME (a DistributedTraining) or tfjob/NAME (a Kubeflow TFJob the operator runs).\n"
     "\n"
     "  kubectl dtr logs JOB [-f] [--timestamps] [--role ROLE]\n"
     "      Every pod's logs (the main container), each line prefixed \"JOB.ROLE.INDEX |\" and\n"
@@ -32,6 +35,9 @@ constexpr char kUsage[] =
     "  kubectl dtr render -f JOB.yaml [-o yaml|json]\n"
     "      The objects the operator would create for a job, after defaults and validation,\n"
     "      without a cluster (as `disttrain-operator render`).\n"
+    "  kubectl dtr convert -f TFJOB.yaml [-o yaml|json]\n"
+    "      The DistributedTraining that runs each Kubeflow TFJob in the file the same way, to\n"
+    "      move off the TFJob API for good; what runs differently is said on stderr.\n"
     "\n"
     "Flags of logs, status and top:\n"
     "  -n, --namespace NS   the job's namespace (default: the kubeconfig context's, else default)\n"
@@ -63,9 +69,10 @@ int Main(const std::vector<std::string>& all) {
   const std::string command = all[0];
   std::vector<std::string> args(all.begin() + 1, all.end());
   if (command == "render") return cli::RunRender(args, std::cout, std::cerr);
+  if (command == "convert") return cli::RunConvert(args, std::cout, std::cerr);
   if (command != "logs" && command != "status" && command != "top") {
     std::cerr << "kubectl dtr: unknown command \"" << command
-              << "\"; one of logs, status, top, render (kubectl dtr --help)\n";
+              << "\"; one of logs, status, top, render, convert (kubectl dtr --help)\n";
     return 2;
   }
   std::string ns, kubeconfig, context;
@@ -86,6 +93,10 @@ int Main(const std::vector<std::string>& all) {
   }
   if (rest.ok() && rest->size() != 1)
     rest = absl::InvalidArgumentError("want exactly one job name");
+  plugin::Target target;
+  if (rest.ok()) {
+    if (absl::Status s = plugin::ParseJobRef(rest->front(), &target); !s.ok()) rest = s;
+  }
   if (!rest.ok()) {
     std::cerr << "kubectl dtr " << command << ": " << rest.status().message() << "\n";
     return 2;
@@ -103,7 +114,8 @@ int Main(const std::vector<std::string>& all) {
     std::cerr << "Error: " << client.status().message() << "\n";
     return 1;
   }
-  plugin::Target target{client->get(), ns, rest->front()};
+  target.client = client->get();
+  target.ns = ns;
   if (command == "logs") return plugin::RunLogs(target, logs, std::cout, std::cerr);
   if (command == "status") return plugin::RunStatus(target, std::cout, std::cerr);
   return plugin::RunTop(target, std::cout, std::cerr);

@@ -119,6 +119,7 @@ absl::Status DecodeSpec(const json& j, JobSpec* spec) {
   if (const json* tc = f.Find("tfConfig")) {
     Fields t(*tc, "spec.tfConfig");
     t.ReadBool("evaluatorInCluster", &spec->tf_config.evaluator_in_cluster);
+    t.ReadBool("sparseWorkers", &spec->tf_config.sparse_workers);
     f.Merge(t.status());
   }
   return f.status();

@@ -1,10 +1,14 @@
 #include "operator/api/defaults.h"
 
+#include "operator/api/job_kind.h"
+
 namespace disttrain::api {
 
 void ApplyDefaults(DistributedTraining* job) {
   RunPolicy& run = job->spec.run_policy;
-  if (!run.backoff_limit) run.backoff_limit = kDefaultBackoffLimit;
+  if (!run.backoff_limit) {
+    run.backoff_limit = job->kind == &kTfJobKind ? kTfJobDefaultBackoffLimit : kDefaultBackoffLimit;
+  }
   if (run.scheduling_policy && !run.scheduling_policy->min_available) {
     int32_t total = 0;
     for (const auto& [type, replica] : job->spec.replica_specs) total += replica.replicas;

@@ -5,15 +5,21 @@
 #ifndef DISTTRAIN_OPERATOR_API_DEFAULTS_H_
 #define DISTTRAIN_OPERATOR_API_DEFAULTS_H_
 
+#include <cstdint>
+#include <limits>
+
 #include "operator/api/types.h"
 
 namespace disttrain::api {
 
 // backoffLimit when the user gives none, as for a Kubernetes Job: restarts are never unbounded.
 inline constexpr int32_t kDefaultBackoffLimit = 6;
+// A TFJob's when it gives none: the training-operator checks the limit only when one is set, so
+// restarts are unbounded there, and a migrated TFJob keeps that behaviour.
+inline constexpr int32_t kTfJobDefaultBackoffLimit = std::numeric_limits<int32_t>::max() / 2;
 
-// Fills run_policy.backoff_limit and, for gang scheduling, schedulingPolicy.minAvailable (every
-// replica of the job).
+// Fills run_policy.backoff_limit (by the job's kind) and, for gang scheduling,
+// schedulingPolicy.minAvailable (every replica of the job).
 void ApplyDefaults(DistributedTraining* job);
 
 }  // namespace disttrain::api

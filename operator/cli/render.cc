@@ -1,8 +1,6 @@
 #include "operator/cli/render.h"
 
-#include <fstream>
-#include <iostream>
-#include <sstream>
+#include <ostream>
 
 #include "absl/strings/str_cat.h"
 #include "common/flags.h"
@@ -10,6 +8,7 @@
 #include "operator/api/codec.h"
 #include "operator/api/defaults.h"
 #include "operator/api/validation.h"
+#include "operator/cli/input.h"
 #include "operator/controller/desired_objects.h"
 
 namespace disttrain::cli {
@@ -20,18 +19,6 @@ constexpr char kUsage[] =
     "\n"
     "Applies defaults and validation to the DistributedTraining jobs in JOB.yaml (- for stdin)\n"
     "and prints the PodGroup, Services and Pods the operator would create for them.";
-
-absl::StatusOr<std::string> ReadInput(const std::string& path) {
-  std::stringstream buffer;
-  if (path == "-") {
-    buffer << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path);
-    if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-    buffer << in.rdbuf();
-  }
-  return buffer.str();
-}
 
 }  // namespace
 

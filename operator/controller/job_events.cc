@@ -91,6 +91,16 @@ runtime::EventHandler EnqueueServiceOwners(runtime::WorkQueue* queue) {
   return EnqueueBy(queue, OwnerKey);
 }
 
+runtime::EventHandler EnqueueNamespaceJobs(runtime::WorkQueue* queue, const runtime::Store* jobs) {
+  auto add = [queue, jobs](const runtime::ObjectPtr& ns) {
+    for (const runtime::ObjectPtr& job :
+         jobs->ByNamespace(ns->value("/metadata/name"_json_pointer, ""))) {
+      queue->Add(JobKey(job));
+    }
+  };
+  return {add, [add](const runtime::ObjectPtr&, const runtime::ObjectPtr& now) { add(now); }, add};
+}
+
 runtime::EventHandler EnqueueWorkloadOwners(runtime::WorkQueue* queue) {
   runtime::EventHandler handler = EnqueueBy(queue, OwnerKey);
   handler.on_add = nullptr;

@@ -36,6 +36,11 @@ runtime::EventHandler EnqueueServiceOwners(runtime::WorkQueue* queue);
 // operator's first passes come from the job informer.
 runtime::EventHandler EnqueueWorkloadOwners(runtime::WorkQueue* queue);
 
+// Namespaces (of a selector's informer: --tfjob-namespace-selector) enqueue every job of theirs in
+// `jobs` when they appear or change (a label that adds or removes them from the selection), so
+// a namespace taken over starts its jobs' passes and one handed back stops them.
+runtime::EventHandler EnqueueNamespaceJobs(runtime::WorkQueue* queue, const runtime::Store* jobs);
+
 // Pods enqueue their job:
 // - a pod that has just exited (a chief that finished, a replica that failed) puts its job at the
 //   head of the queue, since acting on it releases pods and their GPUs and must not wait behind a

@@ -85,6 +85,10 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::str
     // are gone.
     return runtime::ReconcileResult{ReleaseOrphanWorkloads(key)};
   }
+  if (deps_.namespaces != nullptr &&
+      deps_.namespaces->Get(cached->value("/metadata/namespace"_json_pointer, "")) == nullptr) {
+    return runtime::ReconcileResult{};  // outside the selected namespaces: another's to run
+  }
   // The job's status events queue no pass (EnqueueJobs), so this one asks to come back.
   if (BehindOwnWrite(key, *cached)) return runtime::ReconcileResult{kCacheCatchUp};
   // Decoding type-checks what a pass reads, so nothing should throw; if a library still does,

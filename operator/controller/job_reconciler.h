@@ -37,6 +37,9 @@ struct ReconcilerDeps {
   // (a job's kueue.x-k8s.io/queue-name label is then ignored).
   const runtime::Store* workloads = nullptr;
   const runtime::Store* flavors = nullptr;
+  // The namespaces whose jobs this reconciler serves (a namespace selector's informer); null
+  // serves every namespace it watches. A job elsewhere gets no pass: not a single write.
+  const runtime::Store* namespaces = nullptr;
   runtime::EventRecorder* events = nullptr;
   runtime::Clock* clock = nullptr;
   // A pass's independent API requests (creating a job's missing replicas after the first,

@@ -101,6 +101,11 @@ class PlainManifestsTest(unittest.TestCase):
         self.assertTrue(filecmp.cmp(os.path.join(ROOT, "crds", "kubeflow.org_tfjobs.yaml"),
                                     os.path.join(CHART, "files", "kubeflow.org_tfjobs.yaml"), shallow=False),
                         "charts/disttrain/files differs from crds/: copy it over")
+        self.assertNotIn("namespaces", on, "no namespace rule without a selector")
+        selected = helm("template", "dt", CHART, "--set", "tfjob.enabled=true",
+                        "--set", "tfjob.namespaceSelector=team in (a\\,b)").stdout
+        self.assertIn("- --tfjob-namespace-selector=team in (a,b)", selected)
+        self.assertIn("resources: [namespaces]", selected)
         off = helm("template", "dt", CHART).stdout
         self.assertNotIn("--tfjob", off)
         self.assertNotIn("kubeflow.org", off)

@@ -26,10 +26,10 @@ def tearDownModule():
     assert OPERATOR.stop() == 0
 
 
-def dtr(*args, kubeconfig=KUBECONFIG):
+def dtr(*args, kubeconfig=KUBECONFIG, input=None):
     env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", KUBECONFIG=kubeconfig)
     return subprocess.run([os.path.join(TOOLS, "kubectl"), "dtr", *args], capture_output=True, text=True,
-                          timeout=60, env=env)
+                          timeout=60, env=env, input=input)
 
 
 class PluginTest(unittest.TestCase):

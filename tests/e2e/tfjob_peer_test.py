@@ -9,6 +9,9 @@ disttrain and back, as docs/tfjob.md tells it, against the real peer on the loca
    (no pod gets a second UID), finishes the jobs and tears their parameter servers down.
 3. Rollback: a job running under disttrain; disttrain stops, the peer's CRD and the peer come back:
    the peer adopts it unchanged and finishes it.
+4. Namespace by namespace: the peer watches one namespace (--namespace), disttrain the labelled
+   ones (--tfjob-namespace-selector); each writes only its own jobs' status, and a namespace moved
+   over (its peer stopped, the label set) has its running job adopted with no pod recreated.
 Pods run on kwok's simulated nodes, their exits driven by lifecycle_test.role's annotations.
 """
 import json
@@ -62,6 +65,12 @@ class PodUids:
         return self.seen
 
 
+def status_writers(ns, name):
+    """The field managers that have written a TFJob's status."""
+    job = get_json("tfjob", name, "-n", ns, "--show-managed-fields")
+    return {m["manager"] for m in job["metadata"].get("managedFields", []) if m.get("subresource") == "status"}
+
+
 def snapshot(ns, name):
     """What a TFJob's users see of its running pods and Services, with the namespace taken out."""
     out = {}
@@ -90,7 +99,7 @@ def condition_path(ns, name, until, timeout=90):
         now = [(c["type"], c["status"], c.get("reason", "")) for c in conditions(ns, name)]
         if now and (not path or path[-1] != now):
             path.append(now)
-        if is_true(ns, name, until):
+        if (until, "True") in [c[:2] for c in now]:  # the same read as the path's
             return path
         time.sleep(0.2)
     raise AssertionError(f"{ns}/{name} never reached {until}: {path}")
@@ -101,9 +110,9 @@ class TfJobPeerTest(unittest.TestCase):
     def setUpClass(cls):
         cls.folder = build_peer()
 
-    def start_peer(self):
+    def start_peer(self, *args):
         Peer.install(self.folder)
-        return Peer(self.folder, []).start()
+        return Peer(self.folder, list(args)).start()
 
     def switch_to_disttrain(self, peer):
         """docs/tfjob.md, "Migrating": stop the peer, delete its webhook, apply our CRD, start ours."""
@@ -119,7 +128,7 @@ class TfJobPeerTest(unittest.TestCase):
             ours = None
             try:
                 # 1a. The peer runs "twin"; three jobs start under it for the migration.
-                apply(tfjob("twin", 8, evaluator=True), peer_ns)
+                apply(tfjob("twin", 15, evaluator=True), peer_ns)
                 for i in range(3):
                     apply(tfjob(f"mig-{i}", 35), mig_ns)
                 uids = PodUids(mig_ns)
@@ -133,7 +142,7 @@ class TfJobPeerTest(unittest.TestCase):
 
                 # 2. Migration.
                 ours = self.switch_to_disttrain(peer)
-                apply(tfjob("twin", 8, evaluator=True), our_ns)
+                apply(tfjob("twin", 15, evaluator=True), our_ns)
                 our_path = condition_path(our_ns, "twin", "Running")
                 wait_until("all twin pods", lambda: len(get_json("pods", "-n", our_ns)["items"]) == 5, timeout=30)
                 our_view = snapshot(our_ns, "twin")
@@ -186,6 +195,49 @@ class TfJobPeerTest(unittest.TestCase):
                     ours.stop()
                 peer.stop()
                 # Leave our CRD for the suites that follow.
+                kubectl("delete", "validatingwebhookconfiguration", "validator.training-operator.kubeflow.org",
+                        "--ignore-not-found")
+                kubectl("apply", "--server-side", "--force-conflicts", "-f", OUR_CRD)
+
+    def test_namespace_by_namespace_migration_with_a_namespace_selector(self):
+        selector = "disttrain.io/tfjob-e2e=enabled"
+        with Namespace("kept") as kept_ns, Namespace("moved") as moved_ns:
+            kubectl("label", "namespace", moved_ns, selector)
+            peer = self.start_peer(f"--namespace={kept_ns}")
+            ours = None
+            try:
+                kubectl("delete", "validatingwebhookconfiguration", "validator.training-operator.kubeflow.org")
+                kubectl("apply", "--server-side", "--force-conflicts", "-f", OUR_CRD)
+                ours = OperatorProcess("tfjob-selector", "--tfjob", f"--tfjob-namespace-selector={selector}").start()
+                apply(tfjob("a", 4), kept_ns)
+                apply(tfjob("b", 4), moved_ns)
+                for ns, name in ((kept_ns, "a"), (moved_ns, "b")):
+                    wait_until(f"{ns}/{name} Succeeded", lambda ns=ns, name=name: is_true(ns, name, "Succeeded"),
+                               timeout=90)
+                peer_writers, our_writers = status_writers(kept_ns, "a"), status_writers(moved_ns, "b")
+                self.assertEqual(len(peer_writers), 1, peer_writers)
+                self.assertEqual(len(our_writers), 1, our_writers)
+                self.assertNotEqual(peer_writers, our_writers, "one controller wrote both namespaces' jobs")
+
+                # The kept namespace moves over: a job running there keeps its pods.
+                apply(tfjob("c", 30), kept_ns)
+                wait_until("c Running under the peer", lambda: is_true(kept_ns, "c", "Running"), timeout=60)
+                uids = PodUids(kept_ns)
+                peer.stop()
+                kubectl("label", "namespace", kept_ns, selector)
+                wait_until("c Succeeded under disttrain", lambda: is_true(kept_ns, "c", "Succeeded"), timeout=90)
+                self.assertEqual(status_writers(kept_ns, "c"), peer_writers | our_writers)
+                wait_until("c's ps torn down", lambda: not [
+                    p for p in get_json("pods", "-n", kept_ns, "-l",
+                                        f"{LABEL_PREFIX}job-name=c,{LABEL_PREFIX}replica-type=ps")["items"]
+                    if not p["metadata"].get("deletionTimestamp")], timeout=30)
+                seen = {n: u for n, u in uids.stop().items() if n.startswith("c-")}
+                self.assertEqual(len(seen), 4)
+                self.assertEqual({n: u for n, u in seen.items() if len(u) > 1}, {}, "a pod was recreated")
+            finally:
+                if ours:
+                    self.assertEqual(ours.stop(), 0)
+                peer.stop()
                 kubectl("delete", "validatingwebhookconfiguration", "validator.training-operator.kubeflow.org",
                         "--ignore-not-found")
                 kubectl("apply", "--server-side", "--force-conflicts", "-f", OUR_CRD)

@@ -14,6 +14,7 @@ from kubeflow.training import TrainingClient, models
 from kubernetes import client as k8s
 
 from kube import KUBECONFIG, ROOT, Namespace, get_json, kubectl, wait_until
+from plugin_test import dtr
 from lifecycle_test import role
 from operator_process import OperatorProcess
 
@@ -161,6 +162,32 @@ class TfJobTest(unittest.TestCase):
         last = self.tfjob("flaky")["status"]["conditions"][-1]
         self.assertEqual((last["type"], last["reason"]), ("Failed", "TFJobFailed"))
         self.assertIn("backoffLimit", last["message"])
+
+    def test_the_plugin_reads_a_tfjob_and_convert_moves_it_to_a_distributedtraining(self):
+        tf = manifest("conv", {"Chief": role(1, 0, 3), "PS": role(1), "Worker": role(1)})
+        kubectl("apply", "-n", self.ns, "-f", "-", input=json.dumps(tf))
+        self.sdk.wait_for_job_conditions("conv", wait_timeout=60, polling_interval=1)
+        r = dtr("status", "tfjob/conv", "-n", self.ns)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("State:      Succeeded", r.stdout)
+        self.assertIn("Replicas:   Chief 0/1 running, 1 succeeded", r.stdout)
+        self.assertRegex(r.stdout, r"conv-chief-0 +chief 0 +Succeeded")
+        self.assertRegex(r.stdout, r"conv-worker-0 +worker 0 ")
+        missing = dtr("status", "tfjob/nope", "-n", self.ns)
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn('tfjob "nope" not found', missing.stderr)
+
+        # The same manifest, converted, runs as a DistributedTraining (elsewhere: the same names).
+        with Namespace("converted") as other:
+            conv = dtr("convert", "-f", "-", input=json.dumps(tf))
+            self.assertEqual(conv.returncode, 0, conv.stderr)
+            self.assertIn("backoffLimit is unset", conv.stderr)
+            kubectl("apply", "-n", other, "-f", "-", input=conv.stdout)
+            kubectl("wait", "-n", other, "--for=condition=Succeeded", "distributedtraining/conv", "--timeout=60s")
+            pods = get_json("pods", "-n", other, "-l", "disttrain.io/job-name=conv")["items"]
+            self.assertEqual(sorted(p["metadata"]["name"] for p in pods), ["conv-chief-0", "conv-ps-0", "conv-worker-0"])
+            # cleanPodPolicy None (TFJob's default) was written out: the parameter server is kept.
+            self.assertFalse(any(p["metadata"].get("deletionTimestamp") for p in pods))
 
     def test_the_crd_refuses_what_the_training_operators_webhook_refused(self):
         def refused(name, replicas):

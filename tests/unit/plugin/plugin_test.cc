@@ -6,6 +6,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "plugin/commands.h"
 #include "plugin/job_view.h"
 #include "plugin/log_lines.h"
 #include "plugin/usage.h"
@@ -114,6 +115,42 @@ TEST(JobViewTest, StatusShowsStateReplicasResultPodsAndConditions) {
                              "mnist-chief-0   chief 0   Succeeded   Terminated (Completed, code 0) "
                              "  no      0          node-1   7m\n"));
   EXPECT_THAT(out, HasSubstr("Succeeded   True     JobSucceeded   2m    the chief succeeded\n"));
+}
+
+TEST(JobViewTest, ATfJobsStateIsItsLastConditionAndItsReplicasTheirCounts) {
+  json job = json::parse(R"({"metadata": {"name": "mnist", "namespace": "ml"},
+    "status": {"replicaStatuses": {"Worker": {"active": 1, "succeeded": 2, "failed": 1}},
+      "conditions": [{"type": "Created", "status": "True", "reason": "TFJobCreated"},
+                     {"type": "Restarting", "status": "True", "reason": "TFJobRestarting"}]}})");
+  json pod = Pod("worker", 1, "Running", {{"running", json::object()}});
+  pod["metadata"]["labels"] = {{"training.kubeflow.org/replica-type", "worker"},
+                               {"training.kubeflow.org/replica-index", "1"}};
+  std::vector<PodRow> rows = ReadPods("mnist", {pod}, api::kTfJobKind);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].role, "worker");
+  EXPECT_EQ(rows[0].index, 1);
+  const std::string out = FormatStatus(job, rows, absl::Now());
+  EXPECT_THAT(out, HasSubstr("State:      Restarting\n"));
+  EXPECT_THAT(out, HasSubstr("Replicas:   Worker 1 active, 2 succeeded, 1 failed\n"));
+  EXPECT_THAT(out, HasSubstr("mnist-worker-1   worker 1"));
+}
+
+TEST(CommandsTest, AJobIsNamedAsKubectlNamesItsType) {
+  Target t;
+  for (const char* ref : {"mnist", "dtr/mnist", "distributedtraining/mnist",
+                          "DistributedTrainings.disttrain.io/mnist"}) {
+    ASSERT_TRUE(ParseJobRef(ref, &t).ok()) << ref;
+    EXPECT_EQ(t.kind, &api::kDistributedTrainingKind) << ref;
+    EXPECT_EQ(t.job, "mnist");
+  }
+  for (const char* ref : {"tfjob/mnist", "tfjobs/mnist", "TFJob.kubeflow.org/mnist"}) {
+    ASSERT_TRUE(ParseJobRef(ref, &t).ok()) << ref;
+    EXPECT_EQ(t.kind, &api::kTfJobKind) << ref;
+    EXPECT_EQ(t.job, "mnist");
+  }
+  EXPECT_THAT(ParseJobRef("pytorchjob/mnist", &t).message(),
+              HasSubstr("unknown job type \"pytorchjob\": want NAME, dtr/NAME or tfjob/NAME"));
+  EXPECT_THAT(ParseJobRef("tfjob/", &t).message(), HasSubstr("no job name"));
 }
 
 TEST(JobViewTest, StatusShowsResultsWithFourSignificantDigits) {

@@ -2,6 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "operator/api/codec.h"
+#include "operator/api/defaults.h"
 
 namespace disttrain::api {
 namespace {
@@ -36,6 +37,16 @@ TEST(TfJobCodecTest, DecodesIntoTheSameJobWithTfJobsDefaults) {
   EXPECT_EQ(job->spec.run_policy.clean_pod_policy, CleanPodPolicy::kNone)
       << "TFJob's default cleanPodPolicy is None";
   EXPECT_FALSE(job->spec.tf_config.sparse_workers);
+}
+
+TEST(TfJobCodecTest, AnUnsetBackoffLimitIsUnboundedAsUnderTheTrainingOperator) {
+  absl::StatusOr<DistributedTraining> job = DecodeTfJob(TfJob({{"Worker", Replica()}}));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ApplyDefaults(&*job);
+  EXPECT_EQ(job->spec.run_policy.backoff_limit, kTfJobDefaultBackoffLimit);
+  job = DecodeTfJob(TfJob({{"Worker", Replica()}}, {{"backoffLimit", 0}}));
+  ApplyDefaults(&*job);
+  EXPECT_EQ(job->spec.run_policy.backoff_limit, 0);
 }
 
 TEST(TfJobCodecTest, ReadsRunPolicyManagedByAndDynamicWorkers) {

@@ -1,6 +1,8 @@
 #include "operator/controller/job_events.h"
 
 #include <memory>
+#include <set>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "operator/runtime/clock.h"
@@ -115,6 +117,29 @@ TEST(JobEventsTest, WorkloadsQueueTheirJobWhenKueueChangesThemNotWhenTheyAppear)
   queue.Done("ns/mnist");
   workloads.on_delete(wl);
   EXPECT_EQ(queue.Get(), "ns/mnist");
+}
+
+TEST(JobEventsTest, ANamespaceQueuesEveryJobOfItsWhenItAppearsOrChanges) {
+  runtime::FakeClock clock;
+  runtime::WorkQueue queue(Manual(), &clock);
+  runtime::Store jobs;
+  for (const char* key : {"team-a/one", "team-a/two", "team-b/three"}) {
+    std::string k = key;
+    jobs.Upsert(std::make_shared<const json>(
+        json{{"metadata", {{"namespace", k.substr(0, 6)}, {"name", k.substr(7)}}}}));
+  }
+  runtime::EventHandler namespaces = EnqueueNamespaceJobs(&queue, &jobs);
+  auto ns = std::make_shared<const json>(json{{"metadata", {{"name", "team-a"}}}});
+  namespaces.on_add(ns);
+  EXPECT_EQ(queue.Len(), 2);
+  std::set<std::string> got;
+  for (int i = 0; i < 2; ++i) {
+    got.insert(*queue.Get());
+    queue.Done(*got.rbegin());
+  }
+  EXPECT_EQ(got, (std::set<std::string>{"team-a/one", "team-a/two"}));
+  namespaces.on_update(ns, ns);  // relabelled: in or out of the selection
+  EXPECT_EQ(queue.Len(), 2);
 }
 
 TEST(JobEventsTest, APodThatJustExitedPutsItsJobAheadOfJobsBeingCreated) {

@@ -305,6 +305,21 @@ TEST(JobReconcilerTest, AnInvalidSpecFailsOnceWithoutRetry) {
   EXPECT_TRUE(h.PodNames().empty());
 }
 
+TEST(JobReconcilerTest, ServesOnlyTheJobsOfTheSelectedNamespaces) {
+  Harness h;
+  runtime::Store namespaces;
+  h.reconciler = std::make_unique<JobReconciler>([&] {
+    ReconcilerDeps deps = h.Deps();
+    deps.namespaces = &namespaces;
+    return deps;
+  }());
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_TRUE(h.client.actions().empty()) << "a job outside the selection got a request";
+  namespaces.Upsert(std::make_shared<const json>(json{{"metadata", {{"name", "default"}}}}));
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.PodNames().size(), kAllPods.size());
+}
+
 TEST(JobReconcilerTest, WritesNothingWhenNothingChanged) {
   Harness h;
   ASSERT_TRUE(h.Pass().ok());

@@ -66,8 +66,14 @@ class Harness {
   // `kueue`: the operator runs with --kueue (Workload and ResourceFlavor caches).
   explicit Harness(json job = JobJson(), bool kueue = false) {
     client.Put(kube::kDistributedTrainings, std::move(job));
+    kueue_ = kueue;
+    reconciler = std::make_unique<JobReconciler>(Deps());
+  }
+
+  // What the reconciler is built with: the harness's fakes and caches.
+  ReconcilerDeps Deps() {
     ReconcilerDeps deps;
-    if (kueue) {
+    if (kueue_) {
       deps.workloads = &workloads;
       deps.flavors = &flavors;
     }
@@ -77,7 +83,7 @@ class Harness {
     deps.services = &services;
     deps.events = &events;
     deps.clock = &clock;
-    reconciler = std::make_unique<JobReconciler>(deps);
+    return deps;
   }
 
   // The informers catch up, then one pass runs.
@@ -171,6 +177,7 @@ class Harness {
   std::unique_ptr<JobReconciler> reconciler;
 
  private:
+  bool kueue_ = false;
   void Fill(runtime::Store* store, const kube::Resource& r) {
     std::vector<runtime::ObjectPtr> objects;
     for (json& o : client.Objects(r)) objects.push_back(std::make_shared<const json>(std::move(o)));
