@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the peer operator, Kubeflow's training-operator (its manager, cmd/training-operator.v1),
 # from the Go module proxy, cached by version outside the repository like the cluster's tools,
-# and prints the folder holding the binary and the TFJob CRD from the same module.
+# and prints the folder holding the binary, the TFJob CRD and TensorFlow example manifests
+# (examples/) from the same module.
 #
 #   bench/peer/build-peer.sh        (version: TRAINING_OPERATOR_VERSION in versions.env)
 set -euo pipefail
@@ -11,12 +12,22 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../../tests/cluster/tools/versions.env"
 version=$TRAINING_OPERATOR_VERSION
 dir=${DISTTRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/disttrain}/tools/training-operator-$version
+module=github.com/kubeflow/training-operator
+# The TensorFlow example manifests of the same module, for the suites that apply them unchanged.
+examples() {
+  local src
+  src=$(GOFLAGS= go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+  mkdir -p "$1/examples"
+  cp "$src/examples/tensorflow/distribution_strategy/multi_worker_tfjob.yaml" \
+     "$src/examples/tensorflow/simple.yaml" "$1/examples/"
+  chmod u+w "$1"/examples/*.yaml
+}
 if [[ -x $dir/training-operator && -f $dir/kubeflow.org_tfjobs.yaml ]]; then
+  [[ -f $dir/examples/multi_worker_tfjob.yaml ]] || examples "$dir"
   echo "$dir"
   exit 0
 fi
 command -v go >/dev/null || { echo "build-peer: Go is required; run make tools first" >&2; exit 1; }
-module=github.com/kubeflow/training-operator
 tmp="$dir.tmp.$$"
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -28,6 +39,7 @@ mv "$tmp/training-operator.v1" "$tmp/training-operator"
 src=$(GOFLAGS= go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
 cp "$src/manifests/base/crds/kubeflow.org_tfjobs.yaml" "$tmp/"
 chmod u+w "$tmp"/*.yaml
+examples "$tmp"
 rm -rf "$dir"
 mv "$tmp" "$dir"
 echo "build-peer: built in $((SECONDS - start)) s" >&2

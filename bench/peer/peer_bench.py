@@ -7,6 +7,9 @@ Contenders, each run --runs times, interleaved:
                       job and 16 in all, 400 QPS / 800 burst)
   disttrain-apf       our operator without a client-side limit (--kube-api-qps=0): the API
                       server's priority and fairness only (its measured effect)
+  disttrain-tfjob     our operator with --tfjob running the same jobs as TFJobs (the peer's
+                      manifests) under our TFJob CRD: the TFJob front's cost against the
+                      DistributedTraining figures and against the peer on the same objects
   peer-defaults       training-operator at its defaults (1 thread, 20 QPS / 30 burst)
   peer-matched        training-operator with our threads and rate limits (6, 400/800)
   bare-client         the same Services and Pods created by a minimal parallel client with no
@@ -73,6 +76,9 @@ class Ours:
         self.binary, self.args, self.env, self.proc = binary, args, env, None
 
     def start(self):
+        if "--tfjob" in self.args:  # our CRD over the peer's (Peer.install puts the peer's back)
+            kubectl("apply", "--server-side", "--force-conflicts", "-f",
+                    os.path.join(ROOT, "crds", "kubeflow.org_tfjobs.yaml"))
         self.log = tempfile.NamedTemporaryFile("w+", prefix="disttrain-", suffix=".log", delete=False)
         self.proc = subprocess.Popen([self.binary, "--kubeconfig", KUBECONFIG, "--metrics-bind-address",
                                       "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", *self.args],
@@ -101,6 +107,14 @@ class Ours:
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
+
+
+class PeerOnItsCrd(Peer):
+    """The peer under its own TFJob CRD (the disttrain-tfjob contender runs under ours)."""
+
+    def start(self):
+        Peer.install(self.folder)
+        return super().start()
 
 
 def succeeded_jobs(kind, ns):
@@ -250,6 +264,18 @@ def table(results, jobs, runs):
     if med.get("disttrain-apf") and bare:
         notes.append(f"disttrain-apf (no client-side limit) creates every pod in "
                      f"{med['disttrain-apf']['all_pods_exist_s'] / bare['all_pods_exist_s']:.2f}x the bare client's time")
+    tf = med.get("disttrain-tfjob")
+    if ours and tf:
+        notes.append(f"disttrain-tfjob against disttrain: pods exist {tf['all_pods_exist_s'] / ours['all_pods_exist_s']:.2f}x, "
+                     f"PS teardown p99 {tf['ps_teardown_ms_p99'] / ours['ps_teardown_ms_p99']:.2f}x, CPU "
+                     f"{tf['cpu_s'] / ours['cpu_s']:.2f}x, peak RSS {tf['peak_rss_mb'] / ours['peak_rss_mb']:.2f}x")
+    for peer in ("peer-matched", "peer-defaults"):
+        if tf and peer in med:
+            p = med[peer]
+            notes.append(f"disttrain-tfjob against {peer} (the same TFJobs): CPU {tf['cpu_s'] / p['cpu_s']:.2f}x, peak RSS "
+                         f"{tf['peak_rss_mb'] / p['peak_rss_mb']:.2f}x, PS teardown p99 "
+                         f"{tf['ps_teardown_ms_p99'] / p['ps_teardown_ms_p99']:.3f}x, pods exist "
+                         f"{tf['all_pods_exist_s'] / p['all_pods_exist_s']:.2f}x")
     for peer in ("peer-matched", "peer-defaults"):
         if ours and peer in med:
             p = med[peer]
@@ -334,9 +360,12 @@ def main():
         "disttrain-apf": lambda: run(
             "disttrain-apf", Ours(os.path.join(a.bin, "disttrain-operator"), ["--kube-api-qps=0"]), "dtr",
             job_manifest, ours, a.jobs),
-        "peer-defaults": lambda: run("peer-defaults", Peer(folder, []), "tfjobs", tfjob_manifest,
+        "disttrain-tfjob": lambda: run(
+            "disttrain-tfjob", Ours(os.path.join(a.bin, "disttrain-operator"), ["--tfjob"]), "tfjobs",
+            tfjob_manifest, "training.kubeflow.org/job-name", a.jobs),
+        "peer-defaults": lambda: run("peer-defaults", PeerOnItsCrd(folder, []), "tfjobs", tfjob_manifest,
                                               "training.kubeflow.org/job-name", a.jobs),
-        "peer-matched": lambda: run("peer-matched", Peer(folder, matched), "tfjobs", tfjob_manifest,
+        "peer-matched": lambda: run("peer-matched", PeerOnItsCrd(folder, matched), "tfjobs", tfjob_manifest,
                                              "training.kubeflow.org/job-name", a.jobs),
         "bare-client": lambda: run_bare(os.path.join(a.bin, "bare_client"), a.jobs),
         "bare-same": lambda: run_bare(os.path.join(a.bin, "bare_client"), a.jobs, same=True),
