@@ -73,7 +73,8 @@ bool ReadJob(const Target& t, nlohmann::json* job, std::vector<nlohmann::json>* 
   if (!j.ok()) {
     if (kube::IsNotFound(j.status())) {
       err << "Error: " << Lower(t.kind->kind) << " \"" << t.job << "\" not found in namespace \""
-          << t.ns << "\" (kubectl get " << t.kind->plural << " -n " << t.ns
+          << t.ns << "\" (kubectl get "
+          << (t.kind == &api::kDistributedTrainingKind ? "dtr" : t.kind->plural) << " -n " << t.ns
           << " lists the jobs there)\n";
     } else {
       err << ExplainError(j.status(), t);

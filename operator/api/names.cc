@@ -10,11 +10,15 @@ std::string ReplicaName(absl::string_view job, ReplicaType type, int index) {
   return absl::StrCat(job, "-", ReplicaTypeRole(type), "-", index);
 }
 
+std::string ReplicaName(const DistributedTraining& job, ReplicaType type, int index) {
+  return absl::StrCat(job.metadata.name, "-", RoleName(job.spec, type), "-", index);
+}
+
 int MaxJobNameLength(const JobSpec& spec) {
   int longest_suffix = 0;
   for (const auto& [type, replica] : spec.replica_specs) {
     if (replica.replicas <= 0) continue;
-    int suffix = static_cast<int>(ReplicaTypeRole(type).size()) + 2 +
+    int suffix = static_cast<int>(RoleName(spec, type).size()) + 2 +
                  static_cast<int>(absl::StrCat(replica.replicas - 1).size());
     longest_suffix = std::max(longest_suffix, suffix);
   }

@@ -15,6 +15,8 @@ inline constexpr int kMaxDnsLabel = 63;
 
 // "<job>-<role>-<index>", the name of the Pod and of its headless Service.
 std::string ReplicaName(absl::string_view job, ReplicaType type, int index);
+// The same for one job (a TFJob's Master chief: "<job>-master-<index>").
+std::string ReplicaName(const DistributedTraining& job, ReplicaType type, int index);
 
 // The longest job name for which every generated name of `spec` fits in a DNS label:
 // 63 - max over roles with replicas n > 0 of len("-<role>-") + digits(n - 1).

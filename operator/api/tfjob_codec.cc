@@ -13,18 +13,15 @@ using json = nlohmann::json;
 
 constexpr char kReplicaSpecsPath[] = "spec.tfReplicaSpecs";
 
-// TFJob's keys are the internal ones; the training-operator also accepts them in any case
-// ("worker"), and so does this front.
+// TFJob's keys are the internal ones, and Master (the chief's legacy name); the training-operator
+// also accepts them in any case ("worker"), and so does this front.
 absl::StatusOr<ReplicaType> ParseTfReplicaType(const std::string& key) {
+  if (absl::EqualsIgnoreCase(key, "Master")) return ReplicaType::kChief;
   for (ReplicaType t : kReplicaTypes) {
     if (absl::EqualsIgnoreCase(key, ReplicaTypeKey(t))) return t;
   }
-  std::string hint =
-      absl::EqualsIgnoreCase(key, "Master")
-          ? " (Master, TFJob's legacy name of the chief, is not supported: use Chief)"
-          : "";
-  return absl::InvalidArgumentError(absl::StrCat("unknown replica type \"", key,
-                                                 "\": want Chief, PS, Worker or Evaluator", hint));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown replica type \"", key, "\": want Chief (or Master), PS, Worker or Evaluator"));
 }
 
 absl::Status DecodeTfSpec(const json& j, JobSpec* spec) {
@@ -36,7 +33,7 @@ absl::Status DecodeTfSpec(const json& j, JobSpec* spec) {
   if (replicas == nullptr) {
     f.Fail("tfReplicaSpecs", "is required");
   } else if (!replicas->is_object()) {
-    f.Fail("tfReplicaSpecs", "must be a map keyed Chief, PS, Worker or Evaluator");
+    f.Fail("tfReplicaSpecs", "must be a map keyed Chief (or Master), PS, Worker or Evaluator");
   } else {
     for (const auto& [key, value] : replicas->items()) {
       absl::StatusOr<ReplicaType> type = ParseTfReplicaType(key);
@@ -45,10 +42,14 @@ absl::Status DecodeTfSpec(const json& j, JobSpec* spec) {
         break;
       }
       if (spec->replica_specs.contains(*type)) {
-        f.Fail("tfReplicaSpecs", absl::StrCat("replica type ", ReplicaTypeKey(*type),
-                                              " is given twice (keys differ only in case)"));
+        f.Fail("tfReplicaSpecs",
+               *type == ReplicaType::kChief
+                   ? std::string("more than one Chief or Master: a job has one chief")
+                   : absl::StrCat("replica type ", ReplicaTypeKey(*type),
+                                  " is given twice (keys differ only in case)"));
         break;
       }
+      if (absl::EqualsIgnoreCase(key, "Master")) spec->chief_is_master = true;
       f.Merge(internal::DecodeReplicaSpec(value, absl::StrCat(kReplicaSpecsPath, ".", key),
                                           &spec->replica_specs[*type]));
     }
@@ -129,7 +130,7 @@ absl::StatusOr<DistributedTraining> DecodeTfJob(const json& object) {
   return job;
 }
 
-json EncodeTfJobStatus(const JobStatus& status) {
+json EncodeTfJobStatus(const JobStatus& status, const JobSpec& spec) {
   // The engine's encoding holds every field; TFJob's differ in the reasons, the replicas'
   // selectors, lastUpdateTime and what is left out when empty.
   json out = EncodeStatus(status);
@@ -142,6 +143,11 @@ json EncodeTfJobStatus(const JobStatus& status) {
   // TFJob's active counts running pods only; pending ones are in neither count.
   for (const auto& [type, rs] : status.replica_statuses) {
     out["replicaStatuses"][std::string(ReplicaTypeKey(type))]["active"] = rs.running;
+  }
+  if (spec.chief_is_master && out.contains("replicaStatuses") &&
+      out["replicaStatuses"].contains("Chief")) {
+    out["replicaStatuses"]["Master"] = std::move(out["replicaStatuses"]["Chief"]);
+    out["replicaStatuses"].erase("Chief");
   }
   // A merge patch clears the list with null; an empty list would be written on every job.
   if (status.restarting_pods.empty()) out["restartingPods"] = nullptr;
@@ -157,7 +163,7 @@ absl::StatusOr<JobStatus> DecodeTfJobStatus(const json& status) {
       json normalized = json::object();
       for (auto& [key, value] : rs->items()) {
         absl::StatusOr<ReplicaType> type = ParseTfReplicaType(key);
-        if (!type.ok()) continue;  // Master or another kind's: not this engine's
+        if (!type.ok()) continue;  // another kind's: not this engine's
         json v = value;
         if (v.is_object()) {
           v.erase("labelSelector");

@@ -2,12 +2,12 @@
 // (types.h), and the job's status back in TFJob's shape, so TFJob manifests, the Kubeflow
 // training SDK and pipelines run on this operator unchanged.
 //
-// Decoding: spec.tfReplicaSpecs (Chief, PS, Worker, Evaluator; TFJob's defaults: one replica,
-// restartPolicy Never), spec.runPolicy (cleanPodPolicy defaults to None, runPolicy.managedBy),
-// spec.successPolicy, spec.enableDynamicWorker. Errors name the TFJob field at fault.
-// Encoding: conditions with TFJob's reasons (TFJobCreated, TFJobRunning, ...) in TFJob's order,
-// replicaStatuses with active (running pods)/succeeded/failed, startTime and completionTime; the
-// engine's own bookkeeping (restarts, restartingPods, the training result) rides along and is
+// Decoding: spec.tfReplicaSpecs (Chief or Master, PS, Worker, Evaluator; TFJob's defaults: one
+// replica, restartPolicy Never), spec.runPolicy (cleanPodPolicy defaults to None,
+// runPolicy.managedBy), spec.successPolicy, spec.enableDynamicWorker. Errors name the TFJob field
+// at fault. Encoding: conditions with TFJob's reasons (TFJobCreated, TFJobRunning, ...) in TFJob's
+// order, replicaStatuses with active (running pods)/succeeded/failed, startTime and completionTime;
+// the engine's own bookkeeping (restarts, restartingPods, the training result) rides along and is
 // kept where the CRD keeps unknown status fields (crds/kubeflow.org_tfjobs.yaml).
 // Stateless; thread-safe.
 #ifndef DISTTRAIN_OPERATOR_API_TFJOB_CODEC_H_
@@ -24,8 +24,9 @@ inline constexpr char kTrainingOperatorManager[] = "kubeflow.org/training-operat
 
 absl::StatusOr<DistributedTraining> DecodeTfJob(const nlohmann::json& object);
 
-// The TFJob status subresource body.
-nlohmann::json EncodeTfJobStatus(const JobStatus& status);
+// The TFJob status subresource body (`spec` names the chief's replicaStatuses key: Master or
+// Chief).
+nlohmann::json EncodeTfJobStatus(const JobStatus& status, const JobSpec& spec = {});
 absl::StatusOr<JobStatus> DecodeTfJobStatus(const nlohmann::json& status);
 
 // The reason TFJob writes for a condition type: "TFJob" + type ("TFJobRunning"); other types

@@ -32,6 +32,22 @@ absl::string_view ReplicaTypeRole(ReplicaType type) {
   return "";
 }
 
+absl::string_view RoleName(const JobSpec& spec, ReplicaType type) {
+  return spec.chief_is_master && type == ReplicaType::kChief ? "master" : ReplicaTypeRole(type);
+}
+
+absl::string_view KeyName(const JobSpec& spec, ReplicaType type) {
+  return spec.chief_is_master && type == ReplicaType::kChief ? "Master" : ReplicaTypeKey(type);
+}
+
+std::optional<ReplicaType> ParseRoleName(absl::string_view role) {
+  if (role == "master") return ReplicaType::kChief;
+  for (ReplicaType t : kReplicaTypes) {
+    if (ReplicaTypeRole(t) == role) return t;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<ReplicaType> ParseReplicaTypeKey(absl::string_view key) {
   for (ReplicaType t : kReplicaTypes) {
     if (key == ReplicaTypeKey(t)) return t;

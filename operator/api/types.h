@@ -35,6 +35,12 @@ inline constexpr std::array<ReplicaType, 4> kReplicaTypes = {
 absl::string_view ReplicaTypeKey(ReplicaType type);
 // The lower-case role used in names, labels and TF_CONFIG: "chief", "ps", "worker", "evaluator".
 absl::string_view ReplicaTypeRole(ReplicaType type);
+struct JobSpec;
+// The role and key of a type in one job's objects: ReplicaTypeRole/Key but for a Master chief.
+absl::string_view RoleName(const JobSpec& spec, ReplicaType type);
+absl::string_view KeyName(const JobSpec& spec, ReplicaType type);
+// The role names a pod's replica-type label may carry ("master" too), as their type.
+std::optional<ReplicaType> ParseRoleName(absl::string_view role);
 // Parses a replicaSpecs key; anything but the four keys is InvalidArgument.
 absl::StatusOr<ReplicaType> ParseReplicaTypeKey(absl::string_view key);
 
@@ -86,6 +92,10 @@ inline constexpr char kManagedByOperator[] = "disttrain.io/operator";
 
 struct JobSpec {
   std::map<ReplicaType, ReplicaSpec> replica_specs;
+  // A TFJob's chief given as "Master" (TFJob's legacy name): its pods, Services, labels, TF_CONFIG
+  // task type and status key say master, as under the training-operator; it is the chief in all
+  // else.
+  bool chief_is_master = false;
   // The controller that reconciles the job; another than kManagedByOperator (MultiKueue's) means
   // this operator leaves the job alone. Immutable.
   std::string managed_by;

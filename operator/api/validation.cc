@@ -49,13 +49,13 @@ absl::Status Validate(const DistributedTraining& job) {
   int32_t chief_or_workers = 0;
   int32_t workers = 0;
   for (const auto& [type, replica] : spec.replica_specs) {
-    std::string path = absl::StrCat("spec.replicaSpecs.", ReplicaTypeKey(type));
+    std::string path = absl::StrCat("spec.replicaSpecs.", KeyName(spec, type));
     if (replica.replicas < 0) {
       errors.push_back(absl::StrCat(path, ".replicas: must be 0 or more, got ", replica.replicas));
     }
     if ((type == ReplicaType::kChief || type == ReplicaType::kEvaluator) && replica.replicas > 1) {
-      errors.push_back(absl::StrCat(path, ".replicas: a job has at most one ",
-                                    ReplicaTypeRole(type), ", got ", replica.replicas));
+      errors.push_back(absl::StrCat(path, ".replicas: a job has at most one ", RoleName(spec, type),
+                                    ", got ", replica.replicas));
     }
     if (type == ReplicaType::kChief || type == ReplicaType::kWorker) {
       chief_or_workers += std::max(0, replica.replicas);

@@ -52,10 +52,16 @@ absl::StatusOr<Conversion> ConvertTfJob(const json& tfjob) {
   json replicas = json::object();
   for (const auto& [key, value] : spec["tfReplicaSpecs"].items()) {
     for (api::ReplicaType t : api::kReplicaTypes) {
-      if (absl::EqualsIgnoreCase(key, api::ReplicaTypeKey(t))) {
+      if (absl::EqualsIgnoreCase(key, api::ReplicaTypeKey(t)) ||
+          (t == api::ReplicaType::kChief && absl::EqualsIgnoreCase(key, "Master"))) {
         replicas[std::string(api::ReplicaTypeKey(t))] = value;
       }
     }
+  }
+  if (job.spec.chief_is_master) {
+    c.warnings.push_back(
+        "Master becomes Chief: its pods are named <job>-chief-0 and TF_CONFIG's task type is "
+        "chief (TensorFlow 2's name), not master");
   }
   json run = spec.value("runPolicy", json::object());
   if (run.is_null()) run = json::object();

@@ -10,7 +10,7 @@ using nlohmann::json;
 json ReplicaSelector(const api::DistributedTraining& job, api::ReplicaType type, int index) {
   const api::ChildLabels& l = job.kind->labels;
   return {{l.job_name, job.metadata.name},
-          {l.replica_type, std::string(api::ReplicaTypeRole(type))},
+          {l.replica_type, std::string(api::RoleName(job.spec, type))},
           {l.replica_index, absl::StrCat(index)}};
 }
 
@@ -36,7 +36,7 @@ json ReplicaMeta(const api::DistributedTraining& job, api::ReplicaType type, int
   const api::ChildLabels& l = job.kind->labels;
   labels[l.owner_key] = l.owner_value;
   if (IsSuccessReplica(job, type, index)) labels[l.job_role] = l.job_role_value;
-  return {{"name", api::ReplicaName(job.metadata.name, type, index)},
+  return {{"name", api::ReplicaName(job, type, index)},
           {"namespace", job.metadata.namespace_name},
           {"labels", std::move(labels)},
           {"ownerReferences", json::array({OwnerReference(job)})}};

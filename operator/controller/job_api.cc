@@ -6,8 +6,10 @@
 namespace disttrain::controller {
 
 const JobApi& DistributedTrainingApi() {
-  static const JobApi api = {&kube::kDistributedTrainings, api::DecodeJob, api::DecodeStatus,
-                             api::EncodeStatus, nullptr};
+  static const JobApi api = {
+      &kube::kDistributedTrainings, api::DecodeJob, api::DecodeStatus,
+      [](const api::JobStatus& status, const api::JobSpec&) { return api::EncodeStatus(status); },
+      nullptr};
   return api;
 }
 

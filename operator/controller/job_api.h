@@ -15,8 +15,8 @@ struct JobApi {
   const kube::Resource* resource;
   absl::StatusOr<api::DistributedTraining> (*decode_job)(const nlohmann::json& object);
   absl::StatusOr<api::JobStatus> (*decode_status)(const nlohmann::json& status);
-  // The status subresource body. A write happens only when this changes.
-  nlohmann::json (*encode_status)(const api::JobStatus& status);
+  // The status subresource body (for the job's spec). A write happens only when this changes.
+  nlohmann::json (*encode_status)(const api::JobStatus& status, const api::JobSpec& spec);
   // Set to the time of each status write when not null (TFJob's lastReconcileTime).
   const char* write_time_field;
 };

@@ -281,7 +281,7 @@ bool JobReconciler::HandleFailures(Pass& p) {
       case FailureAction::kLeaveFailed:
         continue;
       case FailureAction::kFailJob:
-        Finish(p, false, absl::StrCat(api::ReplicaTypeKey(type), "Failed"),
+        Finish(p, false, absl::StrCat(api::KeyName(p.job.spec, type), "Failed"),
                absl::StrCat(what, "; restartPolicy ", api::RestartPolicyName(spec.restart_policy),
                             IsRetryable(pod) ? "" : " and the failure is permanent"));
         return false;
@@ -371,9 +371,9 @@ void JobReconciler::UpdateCounts(Pass& p) {
 absl::Status JobReconciler::WriteStatus(Pass& p) {
   p.status.state = CurrentState(p.status);
   if (p.status == p.original) return absl::OkStatus();
-  json status = deps_.api->encode_status(p.status);
+  json status = deps_.api->encode_status(p.status, p.job.spec);
   // What the API would store is unchanged (a front that keeps less than the engine knows).
-  if (status == deps_.api->encode_status(p.original)) return absl::OkStatus();
+  if (status == deps_.api->encode_status(p.original, p.job.spec)) return absl::OkStatus();
   if (deps_.api->write_time_field != nullptr)
     status[deps_.api->write_time_field] = api::FormatKubeTime(deps_.clock->Now());
   for (const char* field : {"startTime", "completionTime"}) {

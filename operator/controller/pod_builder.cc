@@ -53,7 +53,7 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
   }
   const api::ReplicaSpec& spec = it->second;
   const int main = MainContainerIndex(spec.pod_template);
-  const std::string pod_name = api::ReplicaName(job.metadata.name, type, index);
+  const std::string pod_name = api::ReplicaName(job, type, index);
   if (main < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("pod ", pod_name, ": the template has no containers"));

@@ -21,14 +21,9 @@ std::optional<PodState> ReadPodState(const json& pod) {
   }
   if (scheme == nullptr) return std::nullopt;
   std::string role = labels.value(scheme->replica_type, "");
-  bool found = false;
-  for (api::ReplicaType t : api::kReplicaTypes) {
-    if (api::ReplicaTypeRole(t) == role) {
-      s.type = t;
-      found = true;
-    }
-  }
-  if (!found || !absl::SimpleAtoi(labels.value(scheme->replica_index, ""), &s.index))
+  std::optional<api::ReplicaType> type = api::ParseRoleName(role);
+  if (type) s.type = *type;
+  if (!type || !absl::SimpleAtoi(labels.value(scheme->replica_index, ""), &s.index))
     return std::nullopt;
   s.name = meta.value("name", "");
   s.uid = meta.value("uid", "");

@@ -46,16 +46,16 @@ std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::
     // TensorFlow counts a role written as an empty list as present: "chief":[] leaves the job
     // with no chief at all and collective leaders that name missing tasks. Leave it out.
     if (spec.replicas == 0) continue;
-    std::vector<std::string>& hosts = config.cluster[std::string(api::ReplicaTypeRole(t))];
+    std::vector<std::string>& hosts = config.cluster[std::string(api::RoleName(job.spec, t))];
     const int port = ReplicaPort(spec);
     for (int i = 0; i < spec.replicas; ++i) {
-      std::string host = absl::StrCat(api::ReplicaName(job.metadata.name, t, i), ".",
-                                      job.metadata.namespace_name, ".svc");
+      std::string host =
+          absl::StrCat(api::ReplicaName(job, t, i), ".", job.metadata.namespace_name, ".svc");
       if (!options.cluster_domain.empty()) absl::StrAppend(&host, ".", options.cluster_domain);
       hosts.push_back(absl::StrCat(host, ":", port));
     }
   }
-  config.task_type = std::string(api::ReplicaTypeRole(type));
+  config.task_type = std::string(api::RoleName(job.spec, type));
   config.task_index = index;
   return config;
 }

@@ -65,7 +65,7 @@ class CrdTest(unittest.TestCase):
         self.assertEqual(spec["runPolicy"], {"cleanPodPolicy": "Running", "backoffLimit": 6,
                                              "suspend": False, "finalEvaluationGracePeriodSeconds": 60})
         self.assertEqual(spec["successPolicy"], "")
-        self.assertEqual(spec["tfConfig"], {"evaluatorInCluster": True})
+        self.assertEqual(spec["tfConfig"], {"evaluatorInCluster": True, "sparseWorkers": False})
         m = job("defaults2", Worker=1)
         del m["spec"]["replicaSpecs"]["Worker"]["replicas"]
         apply(m, self.ns)

@@ -29,8 +29,8 @@ OUR_CRD = os.path.join(ROOT, "crds", "kubeflow.org_tfjobs.yaml")
 LABEL_PREFIX = "training.kubeflow.org/"
 
 
-def tfjob(name, chief_seconds, evaluator=False):
-    replicas = {"Chief": role(1, 0, chief_seconds), "PS": role(1), "Worker": role(2)}
+def tfjob(name, chief_seconds, evaluator=False, chief="Chief"):
+    replicas = {chief: role(1, 0, chief_seconds), "PS": role(1), "Worker": role(2)}
     if evaluator:
         replicas["Evaluator"] = role(1)
     return {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name},
@@ -129,12 +129,14 @@ class TfJobPeerTest(unittest.TestCase):
             try:
                 # 1a. The peer runs "twin"; three jobs start under it for the migration.
                 apply(tfjob("twin", 15, evaluator=True), peer_ns)
+                apply(tfjob("legacy", 15, chief="Master"), peer_ns)
                 for i in range(3):
                     apply(tfjob(f"mig-{i}", 35), mig_ns)
                 uids = PodUids(mig_ns)
                 peer_path = condition_path(peer_ns, "twin", "Running")
-                wait_until("all twin pods", lambda: len(get_json("pods", "-n", peer_ns)["items"]) == 5, timeout=30)
+                wait_until("all pods", lambda: len(get_json("pods", "-n", peer_ns)["items"]) == 9, timeout=30)
                 peer_view = snapshot(peer_ns, "twin")
+                peer_legacy = snapshot(peer_ns, "legacy")
                 peer_path += condition_path(peer_ns, "twin", "Succeeded")[1:]
                 for i in range(3):
                     wait_until(f"mig-{i} Running under the peer", lambda i=i: is_true(mig_ns, f"mig-{i}", "Running"),
@@ -143,13 +145,19 @@ class TfJobPeerTest(unittest.TestCase):
                 # 2. Migration.
                 ours = self.switch_to_disttrain(peer)
                 apply(tfjob("twin", 15, evaluator=True), our_ns)
+                apply(tfjob("legacy", 15, chief="Master"), our_ns)
                 our_path = condition_path(our_ns, "twin", "Running")
-                wait_until("all twin pods", lambda: len(get_json("pods", "-n", our_ns)["items"]) == 5, timeout=30)
+                wait_until("all pods", lambda: len(get_json("pods", "-n", our_ns)["items"]) == 9, timeout=30)
                 our_view = snapshot(our_ns, "twin")
+                our_legacy = snapshot(our_ns, "legacy")
                 our_path += condition_path(our_ns, "twin", "Succeeded")[1:]
 
-                # 1b. Side by side: the same names, labels, TF_CONFIG and Services.
+                # 1b. Side by side: the same names, labels, TF_CONFIG and Services (a Master's too).
                 self.assertEqual(sorted(our_view), sorted(peer_view))
+                self.assertEqual(sorted(our_legacy), sorted(peer_legacy))
+                self.assertIn("legacy-master-0", our_legacy)
+                our_view.update(our_legacy)
+                peer_view.update(peer_legacy)
                 for key in peer_view:
                     mine, theirs = our_view[key], peer_view[key]
                     if key.startswith("svc/"):

@@ -189,6 +189,19 @@ class TfJobTest(unittest.TestCase):
             # cleanPodPolicy None (TFJob's default) was written out: the parameter server is kept.
             self.assertFalse(any(p["metadata"].get("deletionTimestamp") for p in pods))
 
+    def test_a_master_is_the_chief_under_its_legacy_name(self):
+        kubectl("apply", "-n", self.ns, "-f", "-", input=json.dumps(manifest(
+            "legacy", {"Master": role(1, 0, 3), "Worker": role(1)})))
+        self.sdk.wait_for_job_conditions("legacy", wait_timeout=60, polling_interval=1)
+        self.assertEqual(self.sdk.get_job_pod_names("legacy", is_master=True), ["legacy-master-0"])
+        master = get_json("pod", "legacy-master-0", "-n", self.ns)
+        self.assertEqual(master["metadata"]["labels"]["training.kubeflow.org/replica-type"], "master")
+        env = {e["name"]: e.get("value") for e in master["spec"]["containers"][0]["env"]}
+        tf_config = json.loads(env["TF_CONFIG"])
+        self.assertEqual(tf_config["task"], {"type": "master", "index": 0})
+        self.assertEqual(tf_config["cluster"]["master"], [f"legacy-master-0.{self.ns}.svc:2222"])
+        self.assertEqual(self.tfjob("legacy")["status"]["replicaStatuses"]["Master"]["succeeded"], 1)
+
     def test_the_crd_refuses_what_the_training_operators_webhook_refused(self):
         def refused(name, replicas):
             r = kubectl("apply", "-n", self.ns, "-f", "-", input=json.dumps(manifest(name, replicas)), check=False)

@@ -67,14 +67,34 @@ TEST(TfJobCodecTest, ReadsRunPolicyManagedByAndDynamicWorkers) {
   EXPECT_EQ(DecodeTfJob(j)->spec.managed_by, "kueue.x-k8s.io/multikueue");
 }
 
+TEST(TfJobCodecTest, MasterIsTheChiefUnderItsLegacyName) {
+  absl::StatusOr<DistributedTraining> job =
+      DecodeTfJob(TfJob({{"Master", Replica()}, {"Worker", Replica()}}));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_TRUE(job->spec.replica_specs.contains(ReplicaType::kChief));
+  EXPECT_TRUE(job->spec.chief_is_master);
+  EXPECT_EQ(RoleName(job->spec, ReplicaType::kChief), "master");
+  EXPECT_FALSE(DecodeTfJob(TfJob({{"Chief", Replica()}}))->spec.chief_is_master);
+
+  JobStatus s;
+  s.replica_statuses[ReplicaType::kChief].succeeded = 1;
+  json out = EncodeTfJobStatus(s, job->spec);
+  EXPECT_EQ(out["replicaStatuses"]["Master"]["succeeded"], 1);
+  EXPECT_FALSE(out["replicaStatuses"].contains("Chief"));
+  absl::StatusOr<JobStatus> back = DecodeTfJobStatus(out);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->replica_statuses[ReplicaType::kChief].succeeded, 1);
+}
+
 TEST(TfJobCodecTest, RefusesWhatItCannotRunNamingTheTfJobField) {
   absl::StatusOr<DistributedTraining> job = DecodeTfJob(TfJob({{"Launcher", Replica()}}));
   ASSERT_FALSE(job.ok());
   EXPECT_NE(job.status().message().find("spec.tfReplicaSpecs: unknown replica type \"Launcher\""),
             std::string::npos)
       << job.status();
-  job = DecodeTfJob(TfJob({{"Master", Replica()}}));
-  EXPECT_NE(job.status().message().find("use Chief"), std::string::npos) << job.status();
+  job = DecodeTfJob(TfJob({{"Master", Replica()}, {"chief", Replica()}}));
+  EXPECT_NE(job.status().message().find("more than one Chief or Master"), std::string::npos)
+      << job.status();
   job = DecodeTfJob(TfJob({{"Worker", Replica({{"replicas", "two"}})}}));
   EXPECT_NE(job.status().message().find("spec.tfReplicaSpecs.Worker.replicas"), std::string::npos)
       << job.status();

@@ -50,7 +50,8 @@ TEST(ConvertTest, WritesTheDistributedTrainingThatRunsTheSameWay) {
   absl::StatusOr<api::DistributedTraining> from_tfjob = api::DecodeTfJob(TfJob());
   absl::StatusOr<api::DistributedTraining> from_dt = api::DecodeJob(c->job);
   ASSERT_TRUE(from_dt.ok()) << from_dt.status();
-  EXPECT_EQ(from_dt->spec.run_policy.clean_pod_policy, from_tfjob->spec.run_policy.clean_pod_policy);
+  EXPECT_EQ(from_dt->spec.run_policy.clean_pod_policy,
+            from_tfjob->spec.run_policy.clean_pod_policy);
   EXPECT_EQ(from_dt->spec.tf_config.sparse_workers, true);
   EXPECT_EQ(from_dt->spec.success_policy, from_tfjob->spec.success_policy);
   EXPECT_EQ(from_dt->spec.run_policy.active_deadline_seconds, 600);
@@ -81,11 +82,21 @@ TEST(ConvertTest, KeepsMultiKueuesManagedBy) {
   EXPECT_EQ(c->job["spec"]["managedBy"], "kueue.x-k8s.io/multikueue");
 }
 
-TEST(ConvertTest, RefusesWhatTheOperatorWouldRefuseNamingTheTfJobsField) {
+TEST(ConvertTest, AMasterBecomesTheChiefAndSaysSo) {
   json j = TfJob();
   j["spec"]["tfReplicaSpecs"]["Master"] = j["spec"]["tfReplicaSpecs"]["ps"];
+  j["spec"]["tfReplicaSpecs"]["Master"]["replicas"] = 1;
+  absl::StatusOr<Conversion> c = ConvertTfJob(j);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->job["spec"]["replicaSpecs"]["Chief"], j["spec"]["tfReplicaSpecs"]["Master"]);
+  EXPECT_THAT(c->warnings[0], HasSubstr("Master becomes Chief"));
+}
+
+TEST(ConvertTest, RefusesWhatTheOperatorWouldRefuseNamingTheTfJobsField) {
+  json j = TfJob();
+  j["spec"]["tfReplicaSpecs"]["Launcher"] = j["spec"]["tfReplicaSpecs"]["ps"];
   EXPECT_THAT(ConvertTfJob(j).status().message(),
-              HasSubstr("spec.tfReplicaSpecs: unknown replica type \"Master\""));
+              HasSubstr("spec.tfReplicaSpecs: unknown replica type \"Launcher\""));
   j = TfJob();
   j["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = -1;
   EXPECT_THAT(ConvertTfJob(j).status().message(), HasSubstr("replicas"));

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "operator/api/names.h"
 #include "tests/unit/testing/job_builder.h"
 
 namespace disttrain::controller {
@@ -135,6 +136,16 @@ TEST(SparseTfConfigTest, GivesWhatTheTrainingOperatorWritesForDynamicWorkers) {
   job.spec.tf_config.sparse_workers = false;
   EXPECT_EQ(text(ReplicaType::kWorker, 1),
             SerializeTfConfig(*BuildTfConfig(job, ReplicaType::kWorker, 1, BuildOptions{})));
+}
+
+TEST(MasterTfConfigTest, ATfJobsMasterIsTheChiefNamedMasterAsUnderTheTrainingOperator) {
+  api::DistributedTraining job = JobBuilder("m").Chief().Ps(1).Workers(1).Build();
+  job.spec.chief_is_master = true;
+  EXPECT_EQ(
+      *TfConfigText(job, ReplicaType::kChief, 0, BuildOptions{}),
+      R"({"cluster":{"master":["m-master-0.default.svc:2222"],"ps":["m-ps-0.default.svc:2222"],"worker":["m-worker-0.default.svc:2222"]},"task":{"type":"master","index":0},"environment":"cloud"})");
+  EXPECT_EQ(api::ReplicaName(job, ReplicaType::kChief, 0), "m-master-0");
+  EXPECT_EQ(api::ReplicaName(job, ReplicaType::kWorker, 0), "m-worker-0");
 }
 
 }  // namespace
