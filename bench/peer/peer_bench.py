@@ -269,20 +269,16 @@ def table(results, jobs, runs):
         notes.append(f"disttrain-tfjob against disttrain: pods exist {tf['all_pods_exist_s'] / ours['all_pods_exist_s']:.2f}x, "
                      f"PS teardown p99 {tf['ps_teardown_ms_p99'] / ours['ps_teardown_ms_p99']:.2f}x, CPU "
                      f"{tf['cpu_s'] / ours['cpu_s']:.2f}x, peak RSS {tf['peak_rss_mb'] / ours['peak_rss_mb']:.2f}x")
+    def against(mine, p):
+        return (f"CPU {mine['cpu_s'] / p['cpu_s']:.2f}x, peak RSS {mine['peak_rss_mb'] / p['peak_rss_mb']:.2f}x, "
+                f"PS teardown p99 {mine['ps_teardown_ms_p99'] / p['ps_teardown_ms_p99']:.3f}x, pods exist "
+                f"{mine['all_pods_exist_s'] / p['all_pods_exist_s']:.2f}x")
     for peer in ("peer-matched", "peer-defaults"):
         if tf and peer in med:
-            p = med[peer]
-            notes.append(f"disttrain-tfjob against {peer} (the same TFJobs): CPU {tf['cpu_s'] / p['cpu_s']:.2f}x, peak RSS "
-                         f"{tf['peak_rss_mb'] / p['peak_rss_mb']:.2f}x, PS teardown p99 "
-                         f"{tf['ps_teardown_ms_p99'] / p['ps_teardown_ms_p99']:.3f}x, pods exist "
-                         f"{tf['all_pods_exist_s'] / p['all_pods_exist_s']:.2f}x")
+            notes.append(f"disttrain-tfjob against {peer} (the same TFJobs): {against(tf, med[peer])}")
     for peer in ("peer-matched", "peer-defaults"):
         if ours and peer in med:
-            p = med[peer]
-            notes.append(f"against {peer}: CPU {ours['cpu_s'] / p['cpu_s']:.2f}x, peak RSS "
-                         f"{ours['peak_rss_mb'] / p['peak_rss_mb']:.2f}x, PS teardown p99 "
-                         f"{ours['ps_teardown_ms_p99'] / p['ps_teardown_ms_p99']:.3f}x, pods exist "
-                         f"{ours['all_pods_exist_s'] / p['all_pods_exist_s']:.2f}x")
+            notes.append(f"against {peer}: {against(ours, med[peer])}")
     return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)
 
 
