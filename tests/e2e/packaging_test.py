@@ -87,6 +87,38 @@ class PlainManifestsTest(unittest.TestCase):
         self.assertNotIn("--kueue", off)
         self.assertNotIn("kueue.x-k8s.io", off)
 
+    def test_the_rbac_is_exactly_the_table_in_the_operations_guide(self):
+        def rules(manifest_text):
+            """(kind, group, resource, verb) of every Role and ClusterRole rule."""
+            out = set()
+            for doc in yaml.safe_load_all(manifest_text):
+                if doc and doc["kind"] in ("Role", "ClusterRole"):
+                    for r in doc["rules"]:
+                        out |= {(doc["kind"], g, res, v) for g in r["apiGroups"] for res in r["resources"]
+                                for v in r["verbs"]}
+            return out
+
+        with open(os.path.join(ROOT, "docs", "operations.md")) as f:
+            doc = f.read()
+        table = doc[doc.index("<!-- rbac:begin -->"):doc.index("<!-- rbac:end -->")].splitlines()[3:]
+        documented, always, kueue = set(), set(), set()
+        for row in table:
+            group, resource, verbs, when = [c.strip() for c in row.strip("|").split("|")]
+            kind = "Role" if "a Role" in when else "ClusterRole"
+            for v in verbs.split(", "):
+                entry = (kind, group.strip('"'), resource, v)
+                documented.add(entry)
+                if when.startswith("always"):
+                    always.add(entry)
+                if when == "`kueue.enabled`":
+                    kueue.add(entry)
+        everything = helm("template", "dt", CHART, "--set", "kueue.enabled=true", "--set", "tfjob.enabled=true",
+                          "--set", "tfjob.namespaceSelector=team=a").stdout
+        self.assertEqual(rules(everything), documented)
+        self.assertEqual(rules(helm("template", "dt", CHART).stdout), always)
+        with open(os.path.join(ROOT, "deploy", "02-rbac.yaml")) as f:  # docs/kueue.md: Kueue's rules too
+            self.assertEqual(rules(f.read()), always | kueue)
+
     def test_helm_tfjob_values_add_the_flag_the_rbac_and_the_crd_it_keeps(self):
         on = helm("template", "dt", CHART, "--set", "tfjob.enabled=true", "--set", "tfjob.installCRD=true").stdout
         self.assertIn("- --tfjob", on)
