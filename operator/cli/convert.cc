@@ -79,8 +79,8 @@ absl::StatusOr<Conversion> ConvertTfJob(const json& tfjob) {
   }
   out_spec["runPolicy"] = std::move(run);
   if (!job.spec.managed_by.empty()) out_spec["managedBy"] = job.spec.managed_by;
-  if (spec.contains("successPolicy") && !spec["successPolicy"].get<std::string>().empty()) {
-    out_spec["successPolicy"] = spec["successPolicy"];
+  if (job.spec.success_policy != api::SuccessPolicy::kDefault) {
+    out_spec["successPolicy"] = api::SuccessPolicyName(job.spec.success_policy);
   }
   if (job.spec.tf_config.sparse_workers) out_spec["tfConfig"] = {{"sparseWorkers", true}};
   out_spec["replicaSpecs"] = std::move(replicas);

@@ -74,6 +74,18 @@ TEST(ConvertTest, SaysWhatRunsDifferently) {
   EXPECT_EQ(c->job["spec"]["runPolicy"]["cleanPodPolicy"], "All");
 }
 
+TEST(ConvertTest, NullFieldsReadAsUnset) {
+  json j = TfJob();
+  j["spec"]["successPolicy"] = nullptr;
+  j["spec"]["runPolicy"] = nullptr;
+  j["metadata"]["labels"] = nullptr;
+  absl::StatusOr<Conversion> c = ConvertTfJob(j);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->job["spec"].contains("successPolicy"));
+  EXPECT_EQ(c->job["spec"]["runPolicy"], json::parse(R"({"cleanPodPolicy": "None"})"));
+  EXPECT_FALSE(c->job["metadata"].contains("labels"));
+}
+
 TEST(ConvertTest, KeepsMultiKueuesManagedBy) {
   json j = TfJob();
   j["spec"]["runPolicy"]["managedBy"] = "kueue.x-k8s.io/multikueue";
