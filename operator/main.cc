@@ -282,6 +282,10 @@ int RunController(const std::vector<std::string>& args) {
                  "--pod-event-batch-ms 0-60000, --gang-scheduler volcano or scheduler-plugins\n";
     return kExitUsage;
   }
+  if (!f.tfjob_namespace_selector.empty() && !f.tfjob) {
+    std::cerr << "disttrain-operator: --tfjob-namespace-selector needs --tfjob\n";
+    return kExitUsage;
+  }
   SetLogLevel(static_cast<LogLevel>(std::min<int64_t>(f.verbosity, 3)));
   // glibc gives each thread that allocates its own malloc arena (up to 8 per core), and each
   // keeps its freed pages; two arenas hold the operator's heap in less resident memory
@@ -327,12 +331,9 @@ int RunController(const std::vector<std::string>& args) {
     // never syncs.
     absl::StatusOr<kube::ListResult> probe = (*client)->List(
         kube::kNamespaces, "", {.label_selector = f.tfjob_namespace_selector, .limit = 1});
-    if (!f.tfjob || (!probe.ok() && absl::IsInvalidArgument(probe.status()))) {
-      std::cerr << "disttrain-operator: --tfjob-namespace-selector "
-                << (f.tfjob ? absl::StrCat("\"", f.tfjob_namespace_selector,
-                                           "\" is not a label selector: ", probe.status().message())
-                            : std::string("needs --tfjob"))
-                << "\n";
+    if (!probe.ok() && absl::IsInvalidArgument(probe.status())) {
+      std::cerr << "disttrain-operator: --tfjob-namespace-selector \"" << f.tfjob_namespace_selector
+                << "\" is not a label selector: " << probe.status().message() << "\n";
       return kExitUsage;
     }
   }

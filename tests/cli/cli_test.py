@@ -43,6 +43,11 @@ class CliTest(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn("--max-requests-in-flight >= 0", r.stderr)
 
+    def test_a_namespace_selector_without_tfjob_exits_2(self):
+        r = run("disttrain-operator", "--tfjob-namespace-selector=team=a")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--tfjob-namespace-selector needs --tfjob", r.stderr)
+
 
 class RenderTest(unittest.TestCase):
     EXAMPLE = os.path.join(os.path.dirname(__file__), "../../examples/quickstart.yaml")

@@ -8,12 +8,17 @@ kwok's simulated nodes, their exits driven by the stage annotations of lifecycle
 """
 import json
 import os
+import subprocess
+import tempfile
+import time
 import unittest
 
 from kubeflow.training import TrainingClient, models
+from kubeflow.training.utils.utils import FakeResponse
 from kubernetes import client as k8s
 
-from kube import KUBECONFIG, ROOT, Namespace, get_json, kubectl, wait_until
+from crd_test import install_crd
+from kube import KUBECONFIG, ROOT, TOOLS, Namespace, get_json, kubectl, wait_until
 from plugin_test import dtr
 from lifecycle_test import role
 from operator_process import OperatorProcess
@@ -24,6 +29,7 @@ TFJOB_CRD = os.path.join(ROOT, "crds", "kubeflow.org_tfjobs.yaml")
 
 def setUpModule():
     global OPERATOR
+    install_crd()  # the operator serves DistributedTrainings too: its readiness waits for their cache
     kubectl("apply", "--server-side", "--force-conflicts", "-f", TFJOB_CRD)
     wait_until("the TFJob CRD to be established",
                lambda: kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org",
@@ -145,20 +151,33 @@ class TfJobTest(unittest.TestCase):
 
     def test_a_retryable_exit_restarts_the_replica_until_the_backoff_limit(self):
         # ExitCode: 137 (killed) is retryable, so the worker is recreated, twice, then the job fails.
-        self.sdk.create_job(job=tfjob(
-            "flaky", models.KubeflowOrgV1RunPolicy(backoff_limit=2),
-            Worker=replica(1, 137, 2, restart_policy="ExitCode"), PS=replica(1)))
-
-        def restarting():
-            job = self.sdk.get_job("flaky")
-            conditions = self.sdk.get_job_conditions(job=job)
-            return job if [c for c in conditions if c.type == "Restarting" and c.status == "True"] else None
-        job = wait_until("the SDK to see Restarting", restarting, timeout=60, interval=0.3)
-        conditions = job.status.conditions
+        # Restarting lasts until the new pod runs (well under a second on kwok), too short to catch
+        # by polling: every version of the job is watched, and the SDK reads each one.
+        with tempfile.TemporaryFile("w+") as out:
+            watch = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "tfjobs",
+                                      "-n", self.ns, "--watch", "-o", "json"], stdout=out, stderr=subprocess.DEVNULL,
+                                     text=True)
+            try:
+                self.sdk.create_job(job=tfjob(
+                    "flaky", models.KubeflowOrgV1RunPolicy(backoff_limit=2),
+                    Worker=replica(1, 137, 2, restart_policy="ExitCode"), PS=replica(1)))
+                with self.assertRaisesRegex(RuntimeError, "is Failed"):
+                    self.sdk.wait_for_job_conditions("flaky", wait_timeout=60, polling_interval=1)
+                time.sleep(1)  # the watch prints the last versions
+            finally:
+                watch.terminate()
+                watch.wait()
+            out.seek(0)
+            text, versions, decoder, at = out.read(), [], json.JSONDecoder(), 0
+            while text[at:].strip():
+                obj, at = decoder.raw_decode(text, text.index("{", at))
+                versions.append(self.sdk.api_client.deserialize(FakeResponse(obj), models.KubeflowOrgV1TFJob))
+        seen = [j for j in versions if any(c.type == "Restarting" and c.status == "True"
+                                           for c in self.sdk.get_job_conditions(job=j))]
+        self.assertTrue(seen, f"no version of {len(versions)} was Restarting")
+        conditions = seen[0].status.conditions
         self.assertEqual((conditions[-1].type, conditions[-1].reason), ("Restarting", "TFJobRestarting"))
         self.assertNotIn("Running", [c.type for c in conditions], "TFJob drops Running while Restarting")
-        with self.assertRaisesRegex(RuntimeError, "is Failed"):
-            self.sdk.wait_for_job_conditions("flaky", wait_timeout=60, polling_interval=1)
         last = self.tfjob("flaky")["status"]["conditions"][-1]
         self.assertEqual((last["type"], last["reason"]), ("Failed", "TFJobFailed"))
         self.assertIn("backoffLimit", last["message"])
@@ -220,6 +239,12 @@ class TfJobTest(unittest.TestCase):
         r = kubectl("apply", "-n", self.ns, "-f", "-", check=False, input=json.dumps(
             dict(manifest("mby", {"Worker": role(1)}, {"managedBy": "someone.else/controller"}))))
         self.assertIn("spec.runPolicy.managedBy", r.stderr)
+
+    def test_a_namespace_selector_the_api_server_cannot_parse_exits_2(self):
+        bad = OperatorProcess("tfjob-bad-selector", "--tfjob", "--tfjob-namespace-selector=team in (a")
+        with self.assertRaisesRegex(AssertionError, "operator exited with 2"):
+            bad.start()
+        self.assertIn('--tfjob-namespace-selector "team in (a" is not a label selector', bad.read_log())
 
     def test_a_tfjob_the_schema_lets_through_but_the_engine_refuses_fails_with_the_field(self):
         # Two chief replicas under one key: the CRD (like the webhook) counts keys, the engine replicas.
