@@ -43,10 +43,17 @@ class OperatorProcess:
                 raise AssertionError(f"operator exited with {self.proc.returncode}:\n{self.read_log()[-2000:]}")
             else:
                 time.sleep(0.05)
-        if self.metrics_port is None:
-            raise AssertionError(f"operator did not start serving:\n{self.read_log()[-2000:]}")
-        if wait_ready:
-            self.wait_ready()
+        try:
+            if self.metrics_port is None:
+                raise AssertionError(f"operator did not start serving:\n{self.read_log()[-2000:]}")
+            if wait_ready:
+                self.wait_ready()
+        except AssertionError:
+            # A failed start leaves no operator behind: it would reconcile the next suites' jobs
+            # (a failed setUpModule runs no tearDownModule).
+            self.proc.kill()
+            self.proc.wait()
+            raise
         return self
 
     def read_log(self):

@@ -20,6 +20,7 @@ import threading
 import time
 import unittest
 
+from crd_test import install_crd
 from kube import ROOT, Namespace, apply, get_json, kubectl, wait_until
 from lifecycle_test import role
 from operator_process import OperatorProcess
@@ -109,6 +110,7 @@ class TfJobPeerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.folder = build_peer()
+        install_crd()  # our operator serves DistributedTrainings too: its readiness waits for their cache
 
     def start_peer(self, *args):
         Peer.install(self.folder)

@@ -29,6 +29,7 @@ from kubeflow.training import TrainingClient, models
 from kubernetes import client as k8s
 
 import realnode
+from crd_test import install_crd
 from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until
 from lifecycle_test import role
 from operator_process import OperatorProcess
@@ -62,6 +63,7 @@ class TfJobRealNodeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.peer_dir = build_peer()
+        install_crd()  # our operator serves DistributedTrainings too: its readiness waits for their cache
 
     def setUp(self):
         use_our_crd()
