@@ -9,10 +9,18 @@
                       device time on resident data) and one tower call with its copies (call_ms)
   gpu_step_vs_compute the cuda worker's step_ms over compute_ms: what the step costs beyond the math
                       (parameter-server push/pull, copies, the host's share)
+  gpu_step_breakdown  where a cuda worker's step goes, for --hidden 2048,2048 at batch sizes 512 to
+                      32768 over 1 and 4 parameter servers: step_ms, exchange_ms (push, the wait
+                      for the step, pull: the trainer's done event), round_ms (the tower call:
+                      upload, compute, download), compute_ms (gpu_compute_bench at that batch),
+                      step_over_compute, and exchange_gb_per_s: the model's bytes both ways over
+                      exchange_ms (the exchange's rate; what overlapping it with compute could
+                      hide is at most round_ms per step)
   gpu_issue_38        the issue's runs: `local --ps 2 --workers 2 --chief`, sync, 2 towers, cpu and
                       cuda, the quickstart MLP (1000 steps) and --hidden 1024 --batch-size 512 (100)
   gpu_sync_accuracy   sync training with --device cuda to the usual test accuracy (0.84+ expected):
-                      `local --ps 2 --workers 2 --chief --evaluator`, default steps
+                      `local --ps 2 --workers 2 --chief --evaluator`, 1,500 steps (as
+                      tests/trainer's CPU test; the default 1,000 end near 0.82-0.84)
 
 Each trainer run's stderr goes to <logs>/<name>.log. Standard library only (it runs on GPU machines
 that have nothing but python3).
@@ -69,6 +77,7 @@ def run_local(args, name, launcher, flags, timeout):
     summary = next((e for e in reversed(events) if e.get("event") == "summary"), {})
     return {"exit_code": code, "wall_seconds": round(time.monotonic() - start, 2),
             "train_seconds": done.get("train_seconds"), "global_step": done.get("global_step"),
+            "exchange_seconds": done.get("exchange_seconds"), "round_seconds": done.get("round_seconds"),
             "loss": done.get("loss"), "accuracy": summary.get("accuracy"), "log": log_path}
 
 
@@ -126,6 +135,52 @@ def compute_runs(args, out, step_ms):
                   "step_over_call": round(step_ms[key] / rec["call_ms"], 2)}, out)
 
 
+def compute_ms_at(args, hidden, batches):
+    """{batch: (compute_ms, call_ms)} from gpu_compute_bench for one model."""
+    cmd = [os.path.join(args.bin, "gpu_compute_bench"), "--hidden", ";".join(hidden for _ in batches),
+           "--batch-size", ";".join(str(b) for b in batches)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    with open(os.path.join(args.logs, "gpu_compute_bench-breakdown.log"), "w") as log:
+        log.write(" ".join(cmd) + "\n" + p.stdout + p.stderr)
+    found = {}
+    for line in p.stdout.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        found[rec["batch_size"]] = (rec["compute_ms"], rec["call_ms"], rec["variables_mib"])
+    return found
+
+
+def breakdown_runs(args, out):
+    hidden = "2048,2048"
+    if args.quick:
+        runs = [(4, 512), (4, 4096)]
+    else:
+        runs = [(1, 512), (1, 16384)] + [(4, b) for b in (512, 2048, 8192, 16384, 32768)]
+    compute = compute_ms_at(args, hidden, sorted({b for _, b in runs}))
+    for ps, batch in runs:
+        steps = max(40, min(300, 150000 // batch))
+        r = run_local(args, f"breakdown-ps{ps}-b{batch}", ["--ps", str(ps), "--workers", "1"],
+                      ["--mode", "sync", "--device", "cuda", "--local-replicas", "1", "--hidden", hidden,
+                       "--batch-size", str(batch), "--steps", str(steps), "--checkpoint-steps", str(steps)],
+                      timeout=180)
+        rec = {"bench": "gpu_step_breakdown", "hidden": hidden, "batch_size": batch, "ps": ps,
+               "steps": steps, "exit_code": r["exit_code"], "log": r["log"]}
+        n = r["global_step"]
+        if r["train_seconds"] and n and r["exchange_seconds"] is not None:
+            rec.update(step_ms=round(r["train_seconds"] * 1e3 / n, 3),
+                       exchange_ms=round(r["exchange_seconds"] * 1e3 / n, 3),
+                       round_ms=round(r["round_seconds"] * 1e3 / n, 3),
+                       examples_per_second=round(batch * n / r["train_seconds"], 1))
+            if batch in compute:
+                compute_ms, call_ms, mib = compute[batch]
+                rec.update(compute_ms=round(compute_ms, 4), call_ms=round(call_ms, 4),
+                           step_over_compute=round(rec["step_ms"] / compute_ms, 2),
+                           exchange_gb_per_s=round(2 * mib * (1 << 20) / (rec["exchange_ms"] * 1e6), 2))
+        emit(rec, out)
+
+
 def issue_runs(args, out):
     for label, flags in (("quickstart", ["--hidden", "100", "--batch-size", "64", "--steps", "1000"]),
                          ("hidden1024-b512", ["--hidden", "1024", "--batch-size", "512", "--steps", "100"])):
@@ -138,7 +193,7 @@ def issue_runs(args, out):
 
 def accuracy_run(args, out):
     r = run_local(args, "sync-accuracy-cuda", ["--ps", "2", "--workers", "2", "--chief", "--evaluator"],
-                  ["--mode", "sync", "--device", "cuda"], timeout=180)
+                  ["--mode", "sync", "--device", "cuda", "--steps", "1500"], timeout=180)
     acc = r["accuracy"]
     emit({"bench": "gpu_sync_accuracy", "device": "cuda", **r,
           "reaches_0_84": acc is not None and acc >= 0.84}, out)
@@ -151,7 +206,7 @@ def main():
     ap.add_argument("--logs", default=".", help="folder for each run's log")
     ap.add_argument("--out", default="", help="also append the JSON lines to this file")
     ap.add_argument("--quick", action="store_true", help="fewer steps of the big model")
-    ap.add_argument("--only", default="worker,compute,issue,accuracy")
+    ap.add_argument("--only", default="worker,compute,breakdown,issue,accuracy")
     args = ap.parse_args()
     os.makedirs(args.logs, exist_ok=True)
     only = set(args.only.split(","))
@@ -159,6 +214,8 @@ def main():
     step_ms = worker_runs(args, out) if "worker" in only else {}
     if "compute" in only:
         compute_runs(args, out, step_ms)
+    if "breakdown" in only:
+        breakdown_runs(args, out)
     if "issue" in only:
         issue_runs(args, out)
     if "accuracy" in only:

@@ -67,7 +67,7 @@ test_rc=$?
 echo "cuda_kernels_test: exit $test_rc" >&2
 tail -n 5 "$OUT/cuda_kernels_test.log" >&2
 
-timeout 360 python3 "$here/bench/gpu_bench.py" --bin "$here/bin" --data-dir "$here/fmnist" \
+timeout ${GPU_BENCH_TIMEOUT:-360} python3 "$here/bench/gpu_bench.py" --bin "$here/bin" --data-dir "$here/fmnist" \
   --logs "$OUT/logs" --out "$OUT/bench.jsonl" ${GPU_BENCH_ARGS:-} 2>"$OUT/logs/gpu_bench.stderr"
 bench_rc=$?
 echo "gpu_bench: exit $bench_rc" >&2

@@ -142,6 +142,12 @@ class FashionMnistTest(unittest.TestCase):
         evals = run.events("eval")
         self.assertEqual(evals[-1]["examples"], 10000)
         self.assertGreater(evals[-1]["accuracy"], evals[0]["accuracy"])
+        # The chief's step breakdown: exchange with the servers and gradient rounds, both inside
+        # its training time (bench/gpu_bench.py reads them).
+        done = run.events("done")[0]
+        self.assertGreater(done["exchange_seconds"], 0)
+        self.assertGreater(done["round_seconds"], 0)
+        self.assertLessEqual(done["exchange_seconds"] + done["round_seconds"], done["train_seconds"])
 
     def test_async_mlp_reaches_082(self):
         # 3,000 steps ended at 0.81-0.84 (one CI run 0.810, under the threshold); 5,000 steps

@@ -42,6 +42,10 @@ class BatchIterator {
  public:
   BatchIterator(const Dataset* data, int batch_size, uint64_t seed);
   Batch Next();
+  // The same next batch, gathered into `x` (batch_size() rows) and `y` (e.g. a GPU's pinned
+  // staging buffers) instead of the iterator's own; large batches are copied by several threads.
+  Batch NextInto(float* x, int32_t* y);
+  int batch_size() const { return batch_size_; }
 
  private:
   const Dataset* data_;
@@ -51,6 +55,7 @@ class BatchIterator {
   size_t pos_ = 0;
   std::vector<float> x_;
   std::vector<int32_t> y_;
+  std::vector<size_t> rows_;  // the next batch's row indices
 };
 
 }  // namespace disttrain::trainer

@@ -7,12 +7,13 @@
 // and a copy stream, and pinned host buffers the transfers go through (DMA at full speed, and
 // asynchronous). Each call uploads the variables once and downloads each layer's gradients as
 // soon as the backward pass has produced them, while it computes the layers below.
-// Thread-compatible: one call at a time per object; objects on one or several devices may run
-// concurrently from different threads (each call selects its device).
+// Thread-compatible: one call at a time per object, but for StageBatch (below); objects on one
+// or several devices may run concurrently from different threads (each call selects its device).
 #ifndef DISTTRAIN_TRAINER_KERNELS_MLP_KERNELS_H_
 #define DISTTRAIN_TRAINER_KERNELS_MLP_KERNELS_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -40,6 +41,22 @@ class CudaMlp {
   virtual absl::StatusOr<float> LossAndGradient(std::span<const float* const> params,
                                                 const float* x, const int32_t* y, int n,
                                                 std::span<float* const> grads) = 0;
+
+  // Starts the upload of a batch (`n` rows of `in` features and their labels) on a stream of
+  // its own and returns once its host copy is staged: the caller may reuse `x` and `y` at once.
+  // A context has two batch buffers: StageBatch may run on another thread during a
+  // LossAndGradient* call (batch k + 1 staged while batch k is computed; the worker does not do
+  // this: a prefetch thread made its steps slower, docs/notes/trainer-gpu.md), and two batches may
+  // wait staged; FailedPrecondition when both buffers are staged or in use.
+  virtual absl::Status StageBatch(const float* x, const int32_t* y, int n) = 0;
+  // StageBatch with the batch written by `fill` straight into the pinned staging buffers (n rows
+  // of `in` floats, n labels), saving a host copy; `fill` is not called when no buffer is free.
+  using BatchFill = std::function<void(float* x, int32_t* y)>;
+  virtual absl::Status StageBatchFilledBy(int n, const BatchFill& fill) = 0;
+  // LossAndGradient on the oldest staged batch; FailedPrecondition when none is staged (each
+  // staged batch is used once).
+  virtual absl::StatusOr<float> LossAndGradientOfStaged(std::span<const float* const> params,
+                                                        std::span<float* const> grads) = 0;
 
   // Milliseconds of device time of the forward and backward pass alone, on the variables and the
   // batch of the last LossAndGradient call (no transfer between host and device), the mean over

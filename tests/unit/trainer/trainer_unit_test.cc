@@ -1,5 +1,3 @@
-#include <zlib.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -160,35 +158,6 @@ TEST(ModelTest, UnknownModelIsAnError) {
   auto m = MakeModel("resnet", 784, 10, {});
   ASSERT_FALSE(m.ok());
   EXPECT_THAT(std::string(m.status().message()), HasSubstr("is not toy, softmax or mlp"));
-}
-
-TEST(DatasetTest, ReadsGzipIdxFilesAndShardsByIndex) {
-  const fs::path dir = fs::temp_directory_path() / ("idx-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  auto write_gz = [](const fs::path& p, const std::string& bytes) {
-    gzFile f = gzopen(p.c_str(), "wb");
-    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
-    gzclose(f);
-  };
-  std::string images = std::string("\0\0\x08\x03\0\0\0\x04\0\0\0\x01\0\0\0\x02", 16) +
-                       std::string("\x00\xff\x80\x00\x01\x02\x03\x04", 8);
-  std::string labels =
-      std::string("\0\0\x08\x01\0\0\0\x04", 8) + std::string("\x01\x02\x03\x09", 4);
-  write_gz(dir / "i.gz", images);
-  write_gz(dir / "l.gz", labels);
-  auto d = ReadIdx((dir / "i.gz").string(), (dir / "l.gz").string());
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(d->n, 4);
-  EXPECT_EQ(d->dim, 2);
-  EXPECT_FLOAT_EQ(d->x[1], 1.0f);
-  EXPECT_EQ(d->y[3], 9);
-  Dataset odd = ShardOf(*d, 1, 2);
-  EXPECT_EQ(odd.n, 2);
-  EXPECT_EQ(odd.y, (std::vector<int32_t>{2, 9}));
-  auto bad = ReadIdx((dir / "l.gz").string(), (dir / "i.gz").string());
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("not an IDX image file"));
-  fs::remove_all(dir);
 }
 
 TEST(ClusterSpecTest, WorkerZeroIsTheChiefWithoutAChiefTask) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -139,6 +140,108 @@ TEST(CudaKernelsTest, StepsWithResidentBuffersTrackTheCpuModel) {
   absl::StatusOr<double> ms = (*mlp)->TimeCompute(3);
   ASSERT_TRUE(ms.ok()) << ms.status();
   EXPECT_GT(*ms, 0);
+}
+
+// A staged batch (uploaded while the worker exchanges variables) gives exactly the gradients of
+// the same batch copied in the call; the host's batch buffer may change once StageBatch returned;
+// each staged batch serves one call, oldest first; a plain call uses the other buffer.
+TEST(CudaKernelsTest, AStagedBatchGivesTheGradientsOfTheSameBatchCopiedInTheCall) {
+  const Dataset data = FashionMnistOrRandom();
+  const std::vector<int> hidden = {256, 128};
+  auto model = MakeModel("mlp", data.dim, data.classes, hidden);
+  ASSERT_TRUE(model.ok());
+  const Params params = (*model)->Initialize(11);
+  const int n = 96;
+  auto mlp = kernels::CudaMlp::Create(0, {data.dim, hidden, data.classes}, n);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  Params staged_grads = ZerosLike(params), copied_grads = ZerosLike(params);
+  EXPECT_EQ(
+      (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&staged_grads)).status().code(),
+      absl::StatusCode::kFailedPrecondition);
+  for (int step = 0; step < 3; ++step) {
+    const Batch batch = data.Rows(200 + step * n, n);
+    std::vector<float> x(batch.x, batch.x + size_t(n) * data.dim);
+    std::vector<int32_t> y(batch.y, batch.y + n);
+    ASSERT_TRUE((*mlp)->StageBatch(x.data(), y.data(), n).ok());
+    std::fill(x.begin(), x.end(), 0.5f);  // the stage holds its own copy
+    std::fill(y.begin(), y.end(), 3);
+    absl::StatusOr<float> staged =
+        (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&staged_grads));
+    ASSERT_TRUE(staged.ok()) << staged.status();
+    absl::StatusOr<float> copied =
+        (*mlp)->LossAndGradient(Pointers(params), batch.x, batch.y, n, Pointers(&copied_grads));
+    ASSERT_TRUE(copied.ok()) << copied.status();
+    EXPECT_EQ(*staged, *copied) << "step " << step;
+    for (size_t v = 0; v < params.size(); ++v) EXPECT_EQ(staged_grads[v], copied_grads[v]);
+    EXPECT_EQ(
+        (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&staged_grads)).status().code(),
+        absl::StatusCode::kFailedPrecondition);
+  }
+  // Staged, then a plain call on another batch: the plain call computes its own batch.
+  const Batch other = data.Rows(900, n);
+  ASSERT_TRUE((*mlp)->StageBatch(data.Rows(0, n).x, data.Rows(0, n).y, n).ok());
+  absl::StatusOr<float> plain =
+      (*mlp)->LossAndGradient(Pointers(params), other.x, other.y, n, Pointers(&copied_grads));
+  ASSERT_TRUE(plain.ok());
+  Params cpu_grads;
+  const float cpu_loss = (*model)->LossAndGradient(params, other, &cpu_grads);
+  EXPECT_NEAR(*plain, cpu_loss, 1e-4 * cpu_loss);
+  EXPECT_EQ((*mlp)->StageBatch(other.x, other.y, n + 1).code(), absl::StatusCode::kInvalidArgument);
+  // Two staged at most, used oldest first: the batch staged at the start of this block, then
+  // `other`.
+  ASSERT_TRUE((*mlp)->StageBatch(other.x, other.y, n).ok());
+  EXPECT_EQ((*mlp)->StageBatch(other.x, other.y, n).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*mlp)
+                ->LossAndGradient(Pointers(params), other.x, other.y, n, Pointers(&copied_grads))
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<float> oldest =
+      (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&staged_grads));
+  ASSERT_TRUE(oldest.ok());
+  EXPECT_NEAR(*oldest, (*model)->LossAndGradient(params, data.Rows(0, n), &cpu_grads),
+              1e-4 * *oldest);
+  absl::StatusOr<float> newest =
+      (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&staged_grads));
+  ASSERT_TRUE(newest.ok());
+  EXPECT_EQ(*newest, *plain);
+}
+
+// A pipeline: batch k + 1 staged from another thread while batch k is computed. Every
+// step's results are those of the same batch computed alone.
+TEST(CudaKernelsTest, StagingTheNextBatchDuringACallLeavesTheCallsResultsAlone) {
+  const Dataset data = FashionMnistOrRandom();
+  const std::vector<int> hidden = {512, 512};
+  auto model = MakeModel("mlp", data.dim, data.classes, hidden);
+  ASSERT_TRUE(model.ok());
+  const Params params = (*model)->Initialize(13);
+  const int n = 256, steps = 12;
+  auto mlp = kernels::CudaMlp::Create(0, {data.dim, hidden, data.classes}, n);
+  ASSERT_TRUE(mlp.ok()) << mlp.status();
+  std::vector<float> alone(steps);
+  std::vector<Params> alone_grads(steps, ZerosLike(params));
+  for (int k = 0; k < steps; ++k) {
+    const Batch b = data.Rows(k * n, n);
+    absl::StatusOr<float> l =
+        (*mlp)->LossAndGradient(Pointers(params), b.x, b.y, n, Pointers(&alone_grads[k]));
+    ASSERT_TRUE(l.ok()) << l.status();
+    alone[k] = *l;
+  }
+  ASSERT_TRUE((*mlp)->StageBatch(data.Rows(0, n).x, data.Rows(0, n).y, n).ok());
+  for (int k = 0; k < steps; ++k) {
+    Params grads = ZerosLike(params);
+    std::thread next([&] {
+      if (k + 1 < steps) {
+        const Batch b = data.Rows((k + 1) * n, n);
+        EXPECT_TRUE((*mlp)->StageBatch(b.x, b.y, n).ok());
+      }
+    });
+    absl::StatusOr<float> l = (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&grads));
+    next.join();
+    ASSERT_TRUE(l.ok()) << l.status();
+    EXPECT_EQ(*l, alone[k]) << "step " << k;
+    for (size_t v = 0; v < params.size(); ++v) EXPECT_EQ(grads[v], alone_grads[k][v]) << k;
+  }
 }
 
 TEST(CudaKernelsTest, RejectsABatchLargerThanAllocatedAndWrongVariables) {
