@@ -65,6 +65,7 @@ struct Flags {
   std::string leader_election_namespace, leader_election_id = "disttrain-operator-leader";
   std::string metrics_addr = ":8080", probe_addr = ":8081";
   std::string cluster_domain, gang_scheduler = "volcano";
+  bool network_policy = true;
   bool kueue = false;
   bool tfjob = false;
   std::string tfjob_namespace_selector;
@@ -153,6 +154,7 @@ class Front {
     deps.events = s.events;
     deps.clock = s.clock;
     deps.build.cluster_domain = f.cluster_domain;
+    deps.build.network_policy = f.network_policy;
     deps.build.gang_scheduler = f.gang_scheduler == "volcano"
                                     ? controller::GangScheduler::kVolcano
                                     : controller::GangScheduler::kSchedulerPlugins;
@@ -241,6 +243,11 @@ int RunController(const std::vector<std::string>& args) {
                "Cluster DNS domain appended to TF_CONFIG hosts.");
   flags.String("gang-scheduler", &f.gang_scheduler,
                "PodGroup flavour: volcano or scheduler-plugins.");
+  flags.Bool("network-policy", &f.network_policy,
+             "Give each job whose spec.networkPolicy.enabled is unset a NetworkPolicy, created "
+             "before its pods: ingress to its pods only from its own pods (on the ports TF_CONFIG "
+             "lists) and to their metrics port from spec.networkPolicy.metricsFrom. Needs an "
+             "enforcing network plugin to mean anything.");
   flags.Bool("kueue", &f.kueue,
              "Queue jobs labelled kueue.x-k8s.io/queue-name through Kueue (its CRDs must be "
              "installed, and its configuration must list DistributedTraining.v1.disttrain.io in "

@@ -122,6 +122,31 @@ absl::Status DecodeSpec(const json& j, JobSpec* spec) {
     t.ReadBool("sparseWorkers", &spec->tf_config.sparse_workers);
     f.Merge(t.status());
   }
+  if (const json* np = f.Find("networkPolicy")) {
+    Fields n(*np, "spec.networkPolicy");
+    if (n.Find("enabled") != nullptr) {
+      bool enabled = true;
+      n.ReadBool("enabled", &enabled);
+      spec->network_policy.enabled = enabled;
+    }
+    n.ReadEnum("jobPorts", kJobPorts, &spec->network_policy.job_ports);
+    if (const json* from = n.Find("metricsFrom")) {
+      if (!from->is_array()) {
+        n.Fail("metricsFrom", "must be a list of NetworkPolicy peers");
+      } else {
+        for (size_t i = 0; i < from->size(); ++i) {
+          const json& peer = (*from)[i];
+          if (!peer.is_object() || peer.empty()) {
+            n.Fail(absl::StrCat("metricsFrom[", i, "]"),
+                   "must be a NetworkPolicy peer: podSelector, namespaceSelector or ipBlock");
+            break;
+          }
+          spec->network_policy.metrics_from.push_back(peer);
+        }
+      }
+    }
+    f.Merge(n.status());
+  }
   return f.status();
 }
 

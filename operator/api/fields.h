@@ -140,6 +140,10 @@ inline constexpr std::array<std::pair<absl::string_view, CleanPodPolicy>, 3> kCl
     {"All", CleanPodPolicy::kAll},
     {"None", CleanPodPolicy::kNone},
 }};
+inline constexpr std::array<std::pair<absl::string_view, JobPorts>, 2> kJobPorts = {{
+    {"TFConfig", JobPorts::kTfConfig},
+    {"All", JobPorts::kAll},
+}};
 inline constexpr std::array<std::pair<absl::string_view, SuccessPolicy>, 2> kSuccessPolicies = {{
     {"", SuccessPolicy::kDefault},
     {"AllWorkers", SuccessPolicy::kAllWorkers},

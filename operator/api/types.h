@@ -87,6 +87,21 @@ struct TfConfigOptions {
   bool sparse_workers = false;
 };
 
+// spec.networkPolicy: the NetworkPolicy the operator creates for a job before its pods
+// (controller/network_policy_builder.h): ingress to the job's pods only from the job's own pods,
+// and to their metrics port from the peers named here. Egress is untouched.
+enum class JobPorts {
+  kTfConfig,  // the ports TF_CONFIG lists (each role's tfjob-port, 2222 by default)
+  kAll,       // every port: collectives over NCCL or gloo listen on ports of their own
+};
+struct NetworkPolicySpec {
+  std::optional<bool> enabled;  // unset: the operator's --network-policy (true unless changed)
+  JobPorts job_ports = JobPorts::kTfConfig;
+  // NetworkPolicyPeer objects (podSelector, namespaceSelector, ipBlock) that may also reach the
+  // main container's port named "metrics" (9095, the trainer's, when none is named): Prometheus.
+  std::vector<nlohmann::json> metrics_from;
+};
+
 // spec.managedBy: unset or this value means this operator reconciles the job.
 inline constexpr char kManagedByOperator[] = "disttrain.io/operator";
 
@@ -102,6 +117,7 @@ struct JobSpec {
   RunPolicy run_policy;
   SuccessPolicy success_policy = SuccessPolicy::kDefault;
   TfConfigOptions tf_config;
+  NetworkPolicySpec network_policy;
 };
 
 inline constexpr std::array<absl::string_view, 6> kConditionTypes = {

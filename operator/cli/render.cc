@@ -18,12 +18,13 @@ constexpr char kUsage[] =
     "disttrain-operator render -f JOB.yaml [-o yaml|json] [--cluster-domain D]\n"
     "\n"
     "Applies defaults and validation to the DistributedTraining jobs in JOB.yaml (- for stdin)\n"
-    "and prints the PodGroup, Services and Pods the operator would create for them.";
+    "and prints the PodGroup, NetworkPolicy, Services and Pods the operator would create for them.";
 
 }  // namespace
 
 int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, output = "yaml", cluster_domain, gang = "volcano";
+  bool network_policy = true;
   FlagSet flags(kUsage);
   flags.String("f", &file, "The job manifest (YAML or JSON; - reads stdin).");
   flags.String("filename", &file, "Same as -f.");
@@ -31,6 +32,9 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
   flags.String("cluster-domain", &cluster_domain,
                "Cluster DNS domain appended to TF_CONFIG hosts (e.g. cluster.local).");
   flags.String("gang-scheduler", &gang, "PodGroup flavour: volcano or scheduler-plugins.");
+  flags.Bool("network-policy", &network_policy,
+             "The operator's --network-policy: a NetworkPolicy for jobs that do not set "
+             "spec.networkPolicy.enabled.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
   if (rest.ok() && !rest->empty()) {
     rest = absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", rest->front(), "\""));
@@ -53,6 +57,7 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   controller::BuildOptions options;
   options.cluster_domain = cluster_domain;
+  options.network_policy = network_policy;
   if (gang == "volcano") {
     options.gang_scheduler = controller::GangScheduler::kVolcano;
   } else if (gang == "scheduler-plugins") {
@@ -105,6 +110,7 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
     for (const std::string& w : objects->warnings) err << "render: warning: " << w << "\n";
     if (objects->pod_group) items.push_back(*objects->pod_group);
+    if (objects->network_policy) items.push_back(*objects->network_policy);
     for (const auto& r : objects->replicas) items.push_back(r.service);
     for (const auto& r : objects->replicas) items.push_back(r.pod);
   }

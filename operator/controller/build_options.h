@@ -15,6 +15,8 @@ struct BuildOptions {
   // Appended to service hosts when set: <job>-<role>-<i>.<ns>.svc.<cluster_domain>.
   std::string cluster_domain;
   GangScheduler gang_scheduler = GangScheduler::kVolcano;
+  // A job without spec.networkPolicy.enabled gets a NetworkPolicy (--network-policy).
+  bool network_policy = true;
 };
 
 }  // namespace disttrain::controller

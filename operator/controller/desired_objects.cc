@@ -1,5 +1,6 @@
 #include "operator/controller/desired_objects.h"
 
+#include "operator/controller/network_policy_builder.h"
 #include "operator/controller/pod_builder.h"
 #include "operator/controller/pod_group_builder.h"
 #include "operator/controller/service_builder.h"
@@ -12,6 +13,7 @@ absl::StatusOr<DesiredObjects> BuildDesiredObjects(const api::DistributedTrainin
   absl::StatusOr<std::optional<nlohmann::json>> group = BuildPodGroup(job, options);
   if (!group.ok()) return group.status();
   out.pod_group = *std::move(group);
+  out.network_policy = BuildNetworkPolicy(job, options);
 
   for (api::ReplicaType type : api::kReplicaTypes) {
     auto it = job.spec.replica_specs.find(type);

@@ -1,6 +1,6 @@
-// Everything that must exist in the cluster for a job: its PodGroup (with gang scheduling), and
-// one headless Service and one Pod per replica. The reconciler creates what is missing; `render`
-// prints it. Pure function; thread-safe.
+// Everything that must exist in the cluster for a job: its PodGroup (with gang scheduling), its
+// NetworkPolicy (unless turned off), and one headless Service and one Pod per replica. The
+// reconciler creates what is missing; `render` prints it. Pure function; thread-safe.
 #ifndef DISTTRAIN_OPERATOR_CONTROLLER_DESIRED_OBJECTS_H_
 #define DISTTRAIN_OPERATOR_CONTROLLER_DESIRED_OBJECTS_H_
 
@@ -24,6 +24,7 @@ struct ReplicaObjects {
 
 struct DesiredObjects {
   std::optional<nlohmann::json> pod_group;
+  std::optional<nlohmann::json> network_policy;
   // In the order Chief, PS, Worker, Evaluator, then by index.
   std::vector<ReplicaObjects> replicas;
   std::vector<std::string> warnings;

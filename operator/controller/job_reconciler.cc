@@ -237,6 +237,7 @@ void JobReconciler::Run(Pass& p) {
   p.Requeue(deadline.requeue_after);
   // Pods wait for their PodGroup: created without it, they would never be gang scheduled.
   if (!EnsurePodGroup(p)) return;
+  if (!EnsureNetworkPolicy(p)) return;
   if (!HandleFailures(p)) return;
   if (!CheckInPlaceRestarts(p)) return;
   // Success before creation: a job that has succeeded needs no missing pod back (after a

@@ -119,6 +119,9 @@ class JobReconciler : public runtime::Reconciler {
   // failed creation passes.
   void CreatedEverything(Pass& p);
   bool EnsurePodGroup(Pass& p);
+  // The job's NetworkPolicy (network_policy_builder.h), created before its first pods, so no pod
+  // of the job ever runs unprotected. False when it could not be created: the pass stops there.
+  bool EnsureNetworkPolicy(Pass& p);
   void DeletePodGroup(Pass& p);
   const kube::Resource& PodGroupResource() const;
   void UpdateCounts(Pass& p);

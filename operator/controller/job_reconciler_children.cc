@@ -11,6 +11,7 @@
 #include "operator/controller/desired_objects.h"
 #include "operator/controller/job_policies.h"
 #include "operator/controller/job_reconciler.h"
+#include "operator/controller/network_policy_builder.h"
 #include "operator/controller/pod_group_builder.h"
 #include "operator/controller/reconcile_pass.h"
 #include "operator/kube/errors.h"
@@ -190,6 +191,28 @@ bool JobReconciler::EnsurePodGroup(Pass& p) {
                      " PodGroup API is not installed; pods are created without gang scheduling"));
   } else if (!kube::IsAlreadyExists(r.status())) {
     p.Error("FailedCreatePodGroup", r.status());
+    return false;
+  }
+  return true;
+}
+
+bool JobReconciler::EnsureNetworkPolicy(Pass& p) {
+  // Once pods exist, so does the policy (a suspended or restarted job that has none left tries
+  // again, and finds it).
+  if (!p.pods.empty()) return true;
+  std::optional<json> policy = BuildNetworkPolicy(p.job, deps_.build);
+  if (!policy) return true;
+  absl::StatusOr<json> r =
+      deps_.client->Create(kube::kNetworkPolicies, p.job.metadata.namespace_name, *policy);
+  if (r.ok()) {
+    p.Note("SuccessfulCreateNetworkPolicy",
+           absl::StrCat("created NetworkPolicy ", p.job.metadata.name,
+                        ": ingress only from the job's pods"));
+  } else if (!kube::IsAlreadyExists(r.status())) {
+    // No pod without its policy: the job waits, retried with backoff, the event says why (e.g.
+    // the operator's ClusterRole lacks networkpolicies create; --network-policy=false or
+    // spec.networkPolicy.enabled: false go without).
+    p.Error("FailedCreateNetworkPolicy", r.status());
     return false;
   }
   return true;

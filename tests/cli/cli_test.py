@@ -58,6 +58,10 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(r.stdout.count("\nkind: Pod\n"), 7)
         self.assertEqual(r.stdout.count("\nkind: Service\n"), 7)
         self.assertIn("name: dist-worker-2\n", r.stdout)
+        self.assertEqual(r.stdout.count("\nkind: NetworkPolicy\n"), 1)
+        off = run("disttrain-operator", "render", "-f", self.EXAMPLE, "--network-policy=false")
+        self.assertEqual(off.returncode, 0, off.stderr)
+        self.assertNotIn("kind: NetworkPolicy", off.stdout)
 
     def test_renders_a_v1_list_as_json_with_the_cluster_domain(self):
         r = run("disttrain-operator", "render", "-f", self.EXAMPLE, "-o", "json",

@@ -161,7 +161,7 @@ class CrdTest(unittest.TestCase):
         out = kubectl("explain", "dtr.status.conditions").stdout
         self.assertIn("lastTransitionTime", out)
 
-    def test_rendered_services_and_pods_are_accepted_by_the_api_server(self):
+    def test_rendered_objects_are_accepted_by_the_api_server(self):
         manifest = copy.deepcopy(job("render", Chief=1, PS=2, Worker=3, Evaluator=1))
         manifest["metadata"]["namespace"] = self.ns
         r = render(manifest, "-o", "json")
@@ -169,11 +169,13 @@ class CrdTest(unittest.TestCase):
         items = json.loads(r.stdout)["items"]
         self.assertEqual([i["kind"] for i in items].count("Pod"), 7)
         self.assertEqual([i["kind"] for i in items].count("Service"), 7)
+        self.assertEqual([i["kind"] for i in items].count("NetworkPolicy"), 1)
         for item in items:
             item["metadata"].pop("ownerReferences")  # render has no job uid to point at
         out = kubectl("apply", "--dry-run=server", "-f", "-", input=json.dumps(
             {"apiVersion": "v1", "kind": "List", "items": items}))
-        self.assertEqual(out.stdout.count("created (server dry run)"), 14, out.stdout)
+        self.assertEqual(out.stdout.count("created (server dry run)"), 15, out.stdout)
+        self.assertIn("networkpolicy.networking.k8s.io/render created (server dry run)", out.stdout)
 
 
 if __name__ == "__main__":

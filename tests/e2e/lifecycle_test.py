@@ -373,8 +373,46 @@ class LifecycleTest(unittest.TestCase):
         apply(job("owned", PS=role(1), Worker=role(2)), self.ns)
         wait_until("pods", lambda: len(self.pods("owned")) == 3, timeout=30)
         kubectl("delete", "dtr", "owned", "-n", self.ns)
-        wait_until("pods and services collected", lambda: not self.pods("owned") and not get_json(
-            "services", "-n", self.ns, "-l", "disttrain.io/job-name=owned")["items"], timeout=60)
+        wait_until("pods, services and the NetworkPolicy collected", lambda: not self.pods("owned") and not get_json(
+            "services", "-n", self.ns, "-l", "disttrain.io/job-name=owned")["items"] and not get_json(
+            "networkpolicies", "-n", self.ns, "-l", "disttrain.io/job-name=owned")["items"], timeout=60)
+
+    def test_a_job_gets_its_network_policy_before_its_pods_and_it_goes_with_the_job(self):
+        j = job("fenced", Chief=role(1, 0, 5), PS=role(1), Worker=role(2))
+        monitoring = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+        j["spec"]["networkPolicy"] = {"metricsFrom": [monitoring]}
+        apply(j, self.ns)
+        policy = wait_until("the NetworkPolicy", lambda: get_json("networkpolicy", "fenced", "-n", self.ns),
+                            timeout=30)
+        own_pods = {"matchLabels": {"disttrain.io/job-name": "fenced"}}
+        self.assertEqual(policy["spec"]["podSelector"], own_pods)
+        self.assertEqual(policy["spec"]["policyTypes"], ["Ingress"])
+        self.assertEqual(policy["spec"]["ingress"], [
+            {"from": [{"podSelector": own_pods}], "ports": [{"protocol": "TCP", "port": 2222}]},
+            {"from": [monitoring], "ports": [{"protocol": "TCP", "port": 9095}]}])
+        self.assertEqual(policy["metadata"]["ownerReferences"][0]["kind"], "DistributedTraining")
+        wait_until("the pods", lambda: len(self.pods("fenced")) == 4, timeout=30)
+        first_pod = min(int(p["metadata"]["resourceVersion"]) for p in self.pods("fenced"))
+        self.assertLess(int(policy["metadata"]["resourceVersion"]), first_pod, "a pod came before the policy")
+        self.assertIn("SuccessfulCreateNetworkPolicy", [r for r, _ in self.events("fenced")])
+        self.wait_state("fenced", "Succeeded", timeout=30)
+        kubectl("delete", "dtr", "fenced", "-n", self.ns)
+        wait_until("the NetworkPolicy collected with the job", lambda: "NotFound" in kubectl(
+            "get", "networkpolicy", "fenced", "-n", self.ns, check=False).stderr, timeout=60)
+
+    def test_a_job_can_go_without_a_network_policy_and_the_api_server_checks_the_field(self):
+        j = job("open", PS=role(1), Worker=role(1))
+        j["spec"]["networkPolicy"] = {"enabled": False}
+        apply(j, self.ns)
+        wait_until("the pods", lambda: len(self.pods("open")) == 2, timeout=30)
+        self.assertEqual(get_json("networkpolicies", "-n", self.ns)["items"], [])
+        for bad, message in (({"jobPorts": "Some"}, "Unsupported value: \"Some\""),
+                             ({"metricsFrom": [{}]}, "should have at least 1 properties")):
+            j = job("refused", PS=role(1), Worker=role(1))
+            j["spec"]["networkPolicy"] = bad
+            out = kubectl("apply", "-n", self.ns, "-f", "-", input=json.dumps(j), check=False)
+            self.assertNotEqual(out.returncode, 0, bad)
+            self.assertIn(message, out.stderr)
 
     def test_gang_scheduling_without_the_podgroup_api_still_runs_and_warns(self):
         apply(job("gang", run_policy={"schedulingPolicy": {"minAvailable": 2}}, PS=role(1),

@@ -59,6 +59,23 @@ TEST(CodecTest, DecodesEveryRunPolicyField) {
   EXPECT_FALSE(job->spec.tf_config.evaluator_in_cluster);
 }
 
+TEST(CodecTest, DecodesTheNetworkPolicy) {
+  absl::StatusOr<DistributedTraining> unset = DecodeJob(Minimal());
+  ASSERT_TRUE(unset.ok());
+  EXPECT_FALSE(unset->spec.network_policy.enabled.has_value());  // the operator's default
+  EXPECT_EQ(unset->spec.network_policy.job_ports, JobPorts::kTfConfig);
+  json j = Minimal();
+  j["spec"]["networkPolicy"] = json::parse(R"({"enabled": false, "jobPorts": "All",
+      "metricsFrom": [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}]})");
+  absl::StatusOr<DistributedTraining> job = DecodeJob(j);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->spec.network_policy.enabled, false);
+  EXPECT_EQ(job->spec.network_policy.job_ports, JobPorts::kAll);
+  ASSERT_EQ(job->spec.network_policy.metrics_from.size(), 1u);
+  EXPECT_EQ(job->spec.network_policy.metrics_from[0]["namespaceSelector"]["matchLabels"]["name"],
+            "monitoring");
+}
+
 TEST(CodecTest, KeepsEveryTemplateFieldAsWritten) {
   json j = Minimal();
   json tmpl = json::parse(R"({"metadata": {"labels": {"team": "a"}}, "spec": {
@@ -108,7 +125,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"WrongKind", "/kind", "TFJob",
                  "want apiVersion disttrain.io/v1 kind DistributedTraining"},
         BadField{"ReplicaSpecsNotMap", "/spec/replicaSpecs", json::array(),
-                 "spec.replicaSpecs: must be a map"}),
+                 "spec.replicaSpecs: must be a map"},
+        BadField{"NetworkPolicyEnabledNotBool", "/spec/networkPolicy/enabled", "yes",
+                 "spec.networkPolicy.enabled: must be true or false"},
+        BadField{"UnknownJobPorts", "/spec/networkPolicy/jobPorts", "Some",
+                 "spec.networkPolicy.jobPorts: unsupported value \"Some\""},
+        BadField{"MetricsFromNotList", "/spec/networkPolicy/metricsFrom", json::object(),
+                 "spec.networkPolicy.metricsFrom: must be a list of NetworkPolicy peers"},
+        BadField{"MetricsFromEmptyPeer", "/spec/networkPolicy/metricsFrom",
+                 json::array({json::object()}),
+                 "spec.networkPolicy.metricsFrom[0]: must be a NetworkPolicy peer"}),
     [](const auto& info) { return info.param.name; });
 
 // Every field the operator reads from a template, with the wrong JSON type: decoding names it

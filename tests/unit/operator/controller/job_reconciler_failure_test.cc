@@ -215,6 +215,32 @@ TEST(JobReconcilerFailureTest, NoPodIsCreatedBeforeItsPodGroup) {
   EXPECT_EQ(h.PodNames().size(), 4u);
 }
 
+// The NetworkPolicy comes first: no pod of the job runs unprotected, not even for a pass.
+TEST(JobReconcilerFailureTest, NoPodIsCreatedBeforeItsNetworkPolicy) {
+  Harness h;
+  h.client.FailNext("create", "networkpolicies", Unavailable());
+  EXPECT_FALSE(h.Pass().ok());
+  EXPECT_TRUE(h.PodNames().empty());
+  EXPECT_EQ(h.events.Count("FailedCreateNetworkPolicy"), 1);
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_EQ(h.client.Objects(kube::kNetworkPolicies).size(), 1u);
+  EXPECT_EQ(h.client.Objects(kube::kNetworkPolicies)[0]["metadata"]["name"], "dist");
+  EXPECT_EQ(h.events.Count("SuccessfulCreateNetworkPolicy"), 1);
+  EXPECT_EQ(h.PodNames().size(), 4u);
+  h.client.ClearActions();
+  ASSERT_TRUE(h.Pass().ok());  // pods exist: the policy is not asked for again
+  EXPECT_EQ(h.Requests("create", "networkpolicies"), 0);
+}
+
+TEST(JobReconcilerFailureTest, AJobThatTurnsItOffGetsNoNetworkPolicy) {
+  json job = JobJson();
+  job["spec"]["networkPolicy"] = {{"enabled", false}};
+  Harness h(job);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("create", "networkpolicies"), 0);
+  EXPECT_EQ(h.PodNames().size(), 4u);
+}
+
 TEST(JobReconcilerFailureTest, APodGroupDeleteThatFailsIsRetried) {
   Harness h(GangJob());
   ASSERT_TRUE(h.Pass().ok());
