@@ -15,6 +15,8 @@ packages=(
   clang
   # The local cluster's real node and its images (tests/cluster/node, scripts/images.sh).
   containerd runc containernetworking-plugins buildah mmdebstrap
+  # kube-router's NetworkPolicy firewall beside the real node (tests/e2e/isolation_test.py).
+  ipset iptables
   # make bench-peer's flame graph of the operator.
   linux-perf
 )
