@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-peer bench-schemes cuda format clean help
+.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-peer bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -82,6 +82,9 @@ bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server an
 
 bench-kueue: build tools kueue cluster-up ## Kueue support's cost and speed: 100 queued jobs against 100 without Kueue (docs/operations.md).
 	@python3 bench/kueue_bench.py 100 3 20
+
+bench-network-policy: build tools cluster-up ## A job's start with and without its NetworkPolicy (docs/operations.md).
+	@python3 bench/network_policy_bench.py 10 3
 
 bench-peer: tools peer cluster-up ## Our operator against Kubeflow's training-operator and a bare client (docs/operations.md).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
