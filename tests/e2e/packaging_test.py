@@ -242,9 +242,47 @@ class ChartTest(unittest.TestCase):
             self.assertTrue(can_i("create", "services", sa))
             self.assertFalse(can_i("get", "secrets", sa))
             self.assertFalse(can_i("get", "secrets", sa, ns))
+            # Exactly the table's rows for the default values, no more: in any namespace the
+            # ClusterRole's, in the operator's also its Role's (the leader lease).
+            always = {r for r in table_rules() if r[4].startswith("always")}
+            cluster = {(g, res, v) for kind, g, res, v, _ in always if kind == "ClusterRole"}
+            role = {(g, res, v) for kind, g, res, v, _ in always if kind == "Role"}
+            self.assertEqual(rules_review(sa, "default") - EVERYONE, cluster)
+            self.assertEqual(rules_review(sa, ns) - EVERYONE, cluster | role)
         finally:
             helm("uninstall", "dt", "--namespace", ns, check=False)
             kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def table_rules():
+    """(kind, group, resource, verb, when) of every row of the RBAC table in docs/operations.md."""
+    with open(os.path.join(ROOT, "docs", "operations.md")) as f:
+        doc = f.read()
+    out = set()
+    for row in doc[doc.index("<!-- rbac:begin -->"):doc.index("<!-- rbac:end -->")].splitlines()[3:]:
+        group, resource, verbs, when = [c.strip() for c in row.strip("|").split("|")]
+        kind = "Role" if "a Role" in when else "ClusterRole"
+        out |= {(kind, group.strip('"'), resource, v, when) for v in verbs.split(", ")}
+    return out
+
+
+def rules_review(sa, ns):
+    """(group, resource, verb) the service account may use in `ns`: a SelfSubjectRulesReview made as
+    the account (what `kubectl auth can-i --list --as=...` prints), one entry per combination."""
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": ns}}
+    r = kubectl("create", "--validate=false", "-f", "-", "-o", "json", f"--as=system:serviceaccount:{sa}",
+                "--as-group=system:serviceaccounts", f"--as-group=system:serviceaccounts:{sa.split(':')[0]}",
+                "--as-group=system:authenticated", input=json.dumps(review))
+    out = set()
+    for rule in json.loads(r.stdout)["status"].get("resourceRules", []):
+        out |= {(g, res, v) for g in rule.get("apiGroups", [""]) for res in rule["resources"] for v in rule["verbs"]}
+    return out
+
+
+# What every authenticated user may do (the API server's own discovery and self-review rules).
+EVERYONE = {("authorization.k8s.io", "selfsubjectaccessreviews", "create"),
+            ("authorization.k8s.io", "selfsubjectrulesreviews", "create"),
+            ("authentication.k8s.io", "selfsubjectreviews", "create")}
 
 
 def containers(doc):
