@@ -10,6 +10,9 @@ real node; stranger pods try the parameter server's port and the metrics port:
 - the metrics port: reachable from the namespace metricsFrom names, not from another;
 - the policy deleted: the stranger connects (so the test can fail).
 
+The job's namespace enforces Pod Security "restricted", and its pods run with a read-only root
+filesystem (an emptyDir on /tmp, where a trainer without --model-dir keeps its checkpoints).
+
 Run as a script: without a real node (or without root, iptables and ipset) it exits 77, which
 ctest reports as not run."""
 import json
@@ -108,13 +111,19 @@ def tearDownModule():
     cleanup_kube_router()
 
 
+RESTRICTED = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
 def trainer_role(replicas, args):
     container = {"name": "tensorflow", "image": realnode.TRAINER_IMAGE, "imagePullPolicy": "Never",
                  "args": ["--model=mlp", "--mode=sync", "--batch-size=64", "--learning-rate=0.1",
                           "--log-every=250", *args],
-                 "ports": [{"name": "metrics", "containerPort": 9095}]}
-    return {"replicas": replicas, "restartPolicy": "OnFailure",
-            "template": {"spec": realnode.on_real_node({"containers": [container]})}}
+                 "ports": [{"name": "metrics", "containerPort": 9095}],
+                 "securityContext": {**RESTRICTED, "readOnlyRootFilesystem": True},
+                 "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}]}
+    spec = {"securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [container], "volumes": [{"name": "tmp", "emptyDir": {}}]}
+    return {"replicas": replicas, "restartPolicy": "OnFailure", "template": {"spec": realnode.on_real_node(spec)}}
 
 
 # A pod that tries TCP connections for the test (kubectl exec): Python from the TensorFlow example image.
@@ -133,6 +142,7 @@ class IsolationTest(unittest.TestCase):
     def setUp(self):
         self.contexts = [Namespace("iso"), Namespace("iso-mon"), Namespace("iso-other")]
         self.ns, self.monitoring, self.other = [c.__enter__() for c in self.contexts]
+        kubectl("label", "namespace", self.ns, "pod-security.kubernetes.io/enforce=restricted")
 
     def tearDown(self):
         for c in self.contexts:
@@ -141,7 +151,9 @@ class IsolationTest(unittest.TestCase):
     def probe_pod(self, name, ns, labels=None):
         spec = realnode.on_real_node({"containers": [{
             "name": "probe", "image": realnode.TF_EXAMPLE_IMAGE, "imagePullPolicy": "Never",
-            "command": ["python3", "-c", "import time; time.sleep(3600)"]}], "terminationGracePeriodSeconds": 0})
+            "command": ["python3", "-c", "import time; time.sleep(3600)"], "securityContext": RESTRICTED}],
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
+            "terminationGracePeriodSeconds": 0})
         apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels or {}}, "spec": spec}, ns)
         wait_until(f"probe pod {ns}/{name}", lambda: get_json("pod", name, "-n", ns)["status"].get("phase") == "Running",
                    timeout=120)
