@@ -10,21 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-// The main container's port named "metrics", else the trainer's default.
-int MetricsPort(const api::ReplicaSpec& spec) {
-  const int main = MainContainerIndex(spec.pod_template);
-  if (main < 0) return kDefaultMetricsPort;
-  const json& container = spec.pod_template["spec"]["containers"][main];
-  auto ports = container.find("ports");
-  if (ports == container.end() || !ports->is_array()) return kDefaultMetricsPort;
-  for (const json& p : *ports) {
-    if (p.value("name", "") == "metrics" && p.contains("containerPort") &&
-        p["containerPort"].is_number_integer())
-      return p["containerPort"].get<int>();
-  }
-  return kDefaultMetricsPort;
-}
-
 json TcpPorts(const std::set<int>& ports) {
   json out = json::array();
   for (int port : ports) out.push_back({{"protocol", "TCP"}, {"port", port}});
@@ -46,7 +31,7 @@ std::optional<json> BuildNetworkPolicy(const api::DistributedTraining& job,
   for (const auto& [type, spec] : job.spec.replica_specs) {
     if (spec.replicas == 0) continue;
     job_ports.insert(ReplicaPort(spec));
-    metrics_ports.insert(MetricsPort(spec));
+    metrics_ports.insert(MainContainerPort(spec, "metrics", kDefaultMetricsPort));
   }
   json from_job = {{"from", json::array({{{"podSelector", job_pods}}})}};
   if (job.spec.network_policy.job_ports == api::JobPorts::kTfConfig)

@@ -19,19 +19,23 @@ int MainContainerIndex(const nlohmann::json& pod_template) {
   return 0;
 }
 
-int ReplicaPort(const api::ReplicaSpec& spec) {
+int MainContainerPort(const api::ReplicaSpec& spec, std::string_view name, int fallback) {
   int main = MainContainerIndex(spec.pod_template);
-  if (main < 0) return kDefaultPort;
+  if (main < 0) return fallback;
   const nlohmann::json& container = spec.pod_template["spec"]["containers"][main];
   auto ports = container.find("ports");
-  if (ports == container.end() || !ports->is_array()) return kDefaultPort;
+  if (ports == container.end() || !ports->is_array()) return fallback;
   for (const nlohmann::json& p : *ports) {
-    if (p.value("name", "") == kPortName && p.contains("containerPort") &&
+    if (p.value("name", "") == name && p.contains("containerPort") &&
         p["containerPort"].is_number_integer()) {
       return p["containerPort"].get<int>();
     }
   }
-  return kDefaultPort;
+  return fallback;
+}
+
+int ReplicaPort(const api::ReplicaSpec& spec) {
+  return MainContainerPort(spec, kPortName, kDefaultPort);
 }
 
 std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::ReplicaType type,

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/tf_config.h"
 #include "nlohmann/json.hpp"
@@ -18,6 +19,9 @@ inline constexpr char kPortName[] = "tfjob-port";
 // The main container of a pod template: the one named "tensorflow" or "trainer", else the first.
 // Returns its index in spec.containers, or -1 when there is none.
 int MainContainerIndex(const nlohmann::json& pod_template);
+
+// The containerPort of a role's main container port called `name`, else `fallback`.
+int MainContainerPort(const api::ReplicaSpec& spec, std::string_view name, int fallback);
 
 // The port of a role: the main container's port named "tfjob-port", else 2222.
 int ReplicaPort(const api::ReplicaSpec& spec);
