@@ -77,8 +77,16 @@ def start_kube_router():
                                  f"--hostname-override={real_node_name()}", "--metrics-port=0",
                                  "--health-port=0"], stdout=log, stderr=subprocess.STDOUT)
     # Its firewall is in place once its top chains hook the kernel's.
-    wait_until("kube-router's firewall chains", lambda: proc.poll() is None and "KUBE-ROUTER-FORWARD" in subprocess.run(
-        ["iptables", "-S"], capture_output=True, text=True).stdout, timeout=60)
+    try:
+        wait_until("kube-router's firewall chains", lambda: proc.poll() is None and "KUBE-ROUTER-FORWARD" in
+                   subprocess.run(["iptables", "-S"], capture_output=True, text=True).stdout, timeout=60)
+    except AssertionError:
+        # Nothing left behind for the next suites (a failed setUpModule runs no tearDownModule).
+        proc.kill()
+        proc.wait()
+        cleanup_kube_router()
+        with open(LOG) as f:
+            raise AssertionError(f"kube-router did not start; last lines of {LOG}:\n{f.read()[-2000:]}")
     return proc
 
 
