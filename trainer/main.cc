@@ -20,6 +20,7 @@
 #include "trainer/launcher/local_launcher.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/options.h"
+#include "trainer/ps/transport_security.h"
 #include "trainer/ps/wire.h"
 #include "trainer/roles.h"
 
@@ -68,6 +69,14 @@ int Run(const std::vector<std::string>& args) {
     std::cerr << "disttrain-trainer: " << s.message() << "\n";
     return kExitUsage;
   }
+  if (!options.tls_dir.empty()) {
+    absl::StatusOr<TlsMaterial> tls = LoadTlsDir(options.tls_dir);
+    if (!tls.ok()) {
+      std::cerr << "disttrain-trainer: " << tls.status().message() << "\n";
+      return kExitUsage;
+    }
+    UseTls(*std::move(tls));
+  }
   const char* env = std::getenv("TF_CONFIG");
   if (env == nullptr || *env == '\0') {
     std::cerr << "disttrain-trainer: TF_CONFIG is not set; it names this task's role and its peers "
@@ -100,6 +109,7 @@ int Run(const std::vector<std::string>& args) {
                        {"steps", absl::StrCat(options.steps)},
                        {"learning_rate", absl::StrCat(options.learning_rate)},
                        {"model", options.model},
+                       {"tls", options.tls_dir.empty() ? "off" : "mutual"},
                        {"version", Version()}});
   absl::StatusOr<std::unique_ptr<HttpServer>> metrics =
       ServeMetrics(options.metrics_address, spec->role);

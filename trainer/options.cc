@@ -1,6 +1,7 @@
 #include "trainer/options.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -101,6 +102,12 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->String("metrics-address", &o->metrics_address,
             "Where /metrics (Prometheus) and /healthz are served, \"host:port\" or \":port\"; "
             "\"0\" turns them off. The pod port is named \"metrics\".");
+  if (const char* env = std::getenv("DISTTRAIN_TLS_DIR"); env != nullptr) o->tls_dir = env;
+  f->String("tls-dir", &o->tls_dir,
+            "Mutual TLS between tasks: a directory holding ca.crt (the job's CA), tls.crt and "
+            "tls.key (this task's certificate); servers then require a client certificate of "
+            "the same CA and clients verify the server's. Default: $DISTTRAIN_TLS_DIR (the "
+            "operator sets it for spec.tls); empty: plaintext.");
   f->String("termination-message-path", &o->termination_message_path,
             "The chief and the evaluator write their final result here as JSON when the file "
             "exists (Kubernetes creates it; the operator copies it into the job's status).");

@@ -53,6 +53,9 @@ struct TrainerOptions {
   std::string eval_source = "ps";  // evaluator: "ps" (over gRPC) or "model-dir"
   // ps 0, stopping: how long it keeps serving the final snapshot until the evaluator fetched it.
   int64_t final_snapshot_seconds = 20;
+  // Mutual TLS (trainer/ps/transport_security.h): ca.crt, tls.crt, tls.key; empty: plaintext.
+  // Defaults to $DISTTRAIN_TLS_DIR, which the operator sets for a job with spec.tls.
+  std::string tls_dir;
 };
 
 // Where TensorBoard event files go: the chief's under train/, the evaluator's under eval/.

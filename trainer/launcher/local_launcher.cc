@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/tf_config.h"
 #include "nlohmann/json.hpp"
+#include "trainer/launcher/local_certificates.h"
 #include "trainer/options.h"
 
 namespace disttrain::trainer {
@@ -105,6 +106,8 @@ class Launcher {
         stop_grace_(stop_grace) {}
 
   int Run();
+  // Each task gets --tls-dir=LocalTlsDir(base, ...) (local_certificates.h).
+  void set_tls_base(std::string base) { tls_base_ = std::move(base); }
 
  private:
   void Start(Task& t);
@@ -128,6 +131,7 @@ class Launcher {
   const int metrics_port_;
   const absl::Duration final_eval_;
   const absl::Duration stop_grace_;
+  std::string tls_base_;
   std::vector<Task> tasks_;
   Task* evaluator_ = nullptr;
   bool sparing_evaluator_ = false;
@@ -171,6 +175,7 @@ void Launcher::Start(Task& t) {
   ExecArgs argv, envp;
   argv.Add("/proc/self/exe");
   for (const std::string& a : args_) argv.Add(a);
+  if (!tls_base_.empty()) argv.Add("--tls-dir=" + LocalTlsDir(tls_base_, t.type, t.index));
   const int ordinal = static_cast<int>(&t - tasks_.data());
   argv.Add(metrics_port_ < 0 ? std::string("--metrics-address=0")
                              : absl::StrCat("--metrics-address=", metrics_host_, ":",
@@ -360,12 +365,15 @@ int Launcher::Run() {
 
 int RunLocalCluster(const std::vector<std::string>& args) {
   int64_t ps = 1, workers = 1, max_restarts = 10, final_eval_seconds = 60;
-  bool chief = false, evaluator = false;
+  bool chief = false, evaluator = false, tls = false;
   FlagSet flags(kUsage);
   flags.Int("ps", &ps, "Parameter servers.");
   flags.Int("workers", &workers, "Workers (besides the chief).");
   flags.Bool("chief", &chief, "Run a chief task (else worker 0 is the chief).");
   flags.Bool("evaluator", &evaluator, "Run an evaluator task.");
+  flags.Bool("tls", &tls,
+             "Mutual TLS between the tasks, as spec.tls: a CA made for this run and one "
+             "certificate per task, in a fresh directory (printed on stderr).");
   flags.Int("max-restarts", &max_restarts, "Restarts allowed per task.");
   flags.Int("final-eval-seconds", &final_eval_seconds,
             "After the chief succeeds, how long the evaluator may take to evaluate the final "
@@ -456,9 +464,27 @@ int RunLocalCluster(const std::vector<std::string>& args) {
   // ps 0 may hold the final checkpoint this long after SIGTERM: never killed before.
   const absl::Duration stop_grace =
       std::max(kStopGrace, absl::Seconds(options.final_snapshot_seconds + 5));
+  if (tls && trainer_flags.WasSet("tls-dir")) {
+    std::cerr << "disttrain-trainer local: --tls makes each task's certificates; drop --tls-dir\n";
+    return kExitUsage;
+  }
+  std::string tls_base;
+  if (tls) {
+    absl::StatusOr<std::string> base = WriteLocalCertificates(cluster);
+    if (!base.ok()) {
+      std::cerr << "disttrain-trainer local: " << base.status().message() << "\n";
+      return kExitFailure;
+    }
+    tls_base = *base;
+    std::cerr << "disttrain-trainer local: mutual TLS, certificates in " << tls_base << "\n";
+  }
   Launcher launcher(cluster, task_args, static_cast<int>(max_restarts), metrics_host, metrics_port,
                     absl::Seconds(final_eval_seconds), stop_grace);
-  return launcher.Run();
+  launcher.set_tls_base(tls_base);
+  const int code = launcher.Run();
+  std::error_code ignored;
+  if (!tls_base.empty()) std::filesystem::remove_all(tls_base, ignored);  // keys die with the run
+  return code;
 }
 
 }  // namespace disttrain::trainer

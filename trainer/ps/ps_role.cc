@@ -5,6 +5,7 @@
 #include "common/flags.h"
 #include "common/log.h"
 #include "trainer/ps/parameter_server.h"
+#include "trainer/ps/transport_security.h"
 #include "trainer/ps/wire.h"
 #include "trainer/roles.h"
 
@@ -23,8 +24,7 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o,
   const std::string port = spec.own_address.substr(spec.own_address.rfind(':') + 1);
   grpc::ServerBuilder builder;
   int bound = 0;
-  builder.AddListeningPort(absl::StrCat("0.0.0.0:", port), grpc::InsecureServerCredentials(),
-                           &bound);
+  builder.AddListeningPort(absl::StrCat("0.0.0.0:", port), ServerCredentials(), &bound);
   builder.SetMaxReceiveMessageSize(8 << 20);  // chunks are 512 KiB: a deliberate, bounded limit
   wire::SetTransportArgs(&builder);
   builder.RegisterService(&service);

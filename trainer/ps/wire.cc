@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "trainer/ps/transport_security.h"
 
 namespace disttrain::trainer::wire {
 namespace {
@@ -188,7 +189,7 @@ void SetReconnectArgs(grpc::ChannelArguments* args) {
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address) {
   grpc::ChannelArguments args;
   SetReconnectArgs(&args);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(address, ChannelCredentials(), args);
 }
 
 void PollConnectsPromptly() {

@@ -36,7 +36,8 @@ void SetTransportArgs(grpc::ServerBuilder* builder);
 // growing 1.6x to 120 s; 30 s between resolutions): a parameter server that came up 40 s after
 // the chief was initialised 11 s after it listened (docs/notes/trainer-data-path.md).
 void SetReconnectArgs(grpc::ChannelArguments* args);
-// An insecure channel with the reconnect arguments, for the control calls (snapshots).
+// A channel with the reconnect arguments and ChannelCredentials() (transport_security.h), for the
+// control calls (snapshots).
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
 
 // gRPC's client channel (1.51, iomgr) noticed a TCP connect that completed, after earlier

@@ -11,6 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/ps/shard_store.h"
+#include "trainer/ps/transport_security.h"
 #include "trainer/worker/push_pull_call.h"
 
 namespace disttrain::trainer {
@@ -77,7 +78,7 @@ PsClient::PsClient(const std::vector<std::string>& addresses, std::vector<Variab
     // Channels with different arguments never share a connection: one TCP connection per partition.
     args.SetInt("disttrain.partition", partition(e));
     std::shared_ptr<grpc::Channel> channel =
-        grpc::CreateCustomChannel(addresses_[ps_of(e)], grpc::InsecureChannelCredentials(), args);
+        grpc::CreateCustomChannel(addresses_[ps_of(e)], ChannelCredentials(), args);
     stubs_.push_back(v1::ParameterServer::NewStub(channel));
     generic_.push_back(std::make_unique<grpc::GenericStub>(channel));
   }
