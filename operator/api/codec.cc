@@ -147,6 +147,11 @@ absl::Status DecodeSpec(const json& j, JobSpec* spec) {
     }
     f.Merge(n.status());
   }
+  if (const json* tls = f.Find("tls")) {
+    Fields t(*tls, "spec.tls");
+    t.ReadBool("enabled", &spec->tls.enabled);
+    f.Merge(t.status());
+  }
   return f.status();
 }
 

@@ -102,6 +102,16 @@ struct NetworkPolicySpec {
   std::vector<nlohmann::json> metrics_from;
 };
 
+// spec.tls: mutual TLS between the job's trainer tasks (controller/tls_secret_builder.h). The
+// operator issues a CA for the job and a certificate per task into a Secret owned by the job;
+// each pod mounts its own certificate and the CA, and the trainer (DISTTRAIN_TLS_DIR) then accepts
+// only peers of the same job. Immutable.
+struct TlsSpec {
+  bool enabled = false;
+};
+// A Secret of a job with spec.tls holds about 1.2 KiB per task; Secrets stop at 1 MiB.
+inline constexpr int kMaxTlsTasks = 500;
+
 // spec.managedBy: unset or this value means this operator reconciles the job.
 inline constexpr char kManagedByOperator[] = "disttrain.io/operator";
 
@@ -118,6 +128,7 @@ struct JobSpec {
   SuccessPolicy success_policy = SuccessPolicy::kDefault;
   TfConfigOptions tf_config;
   NetworkPolicySpec network_policy;
+  TlsSpec tls;
 };
 
 inline constexpr std::array<absl::string_view, 6> kConditionTypes = {

@@ -97,6 +97,16 @@ absl::Status Validate(const DistributedTraining& job) {
     }
   }
 
+  if (spec.tls.enabled) {
+    int32_t tasks = 0;
+    for (const auto& [type, replica] : spec.replica_specs) tasks += std::max(0, replica.replicas);
+    if (tasks > kMaxTlsTasks) {
+      errors.push_back(
+          absl::StrCat("spec.tls: a job with mutual TLS has at most ", kMaxTlsTasks,
+                       " tasks (their certificates share one Secret, at most 1 MiB), got ", tasks));
+    }
+  }
+
   const int max_name = MaxJobNameLength(spec);
   if (static_cast<int>(job.metadata.name.size()) > max_name) {
     errors.push_back(absl::StrCat("metadata.name: \"", job.metadata.name, "\" has ",

@@ -238,6 +238,7 @@ void JobReconciler::Run(Pass& p) {
   // Pods wait for their PodGroup: created without it, they would never be gang scheduled.
   if (!EnsurePodGroup(p)) return;
   if (!EnsureNetworkPolicy(p)) return;
+  if (!EnsureTlsSecret(p)) return;
   if (!HandleFailures(p)) return;
   if (!CheckInPlaceRestarts(p)) return;
   // Success before creation: a job that has succeeded needs no missing pod back (after a

@@ -122,6 +122,9 @@ class JobReconciler : public runtime::Reconciler {
   // The job's NetworkPolicy (network_policy_builder.h), created before its first pods, so no pod
   // of the job ever runs unprotected. False when it could not be created: the pass stops there.
   bool EnsureNetworkPolicy(Pass& p);
+  // spec.tls: the job's certificates (tls_secret_builder.h), in a Secret the job owns, before its
+  // first pods (they mount it). False when it could not be created: the pass stops there.
+  bool EnsureTlsSecret(Pass& p);
   void DeletePodGroup(Pass& p);
   const kube::Resource& PodGroupResource() const;
   void UpdateCounts(Pass& p);

@@ -14,6 +14,7 @@
 #include "operator/controller/network_policy_builder.h"
 #include "operator/controller/pod_group_builder.h"
 #include "operator/controller/reconcile_pass.h"
+#include "operator/controller/tls_secret_builder.h"
 #include "operator/kube/errors.h"
 
 namespace disttrain::controller {
@@ -213,6 +214,28 @@ bool JobReconciler::EnsureNetworkPolicy(Pass& p) {
     // the operator's ClusterRole lacks networkpolicies create; --network-policy=false or
     // spec.networkPolicy.enabled: false go without).
     p.Error("FailedCreateNetworkPolicy", r.status());
+    return false;
+  }
+  return true;
+}
+
+bool JobReconciler::EnsureTlsSecret(Pass& p) {
+  if (!p.job.spec.tls.enabled || !p.pods.empty()) return true;
+  // Create only (the operator may read no Secret): the name carries the job's uid, so a Secret
+  // that already has it was made by an earlier pass for this very job, never by someone else.
+  absl::StatusOr<json> secret = BuildTlsSecret(p.job, deps_.build, p.now);
+  if (!secret.ok()) {
+    p.Error("FailedCreateTlsSecret", secret.status());
+    return false;
+  }
+  absl::StatusOr<json> r =
+      deps_.client->Create(kube::kSecrets, p.job.metadata.namespace_name, *secret);
+  if (r.ok()) {
+    p.Note("SuccessfulCreateTlsSecret",
+           absl::StrCat("created Secret ", TlsSecretName(p.job),
+                        ": a CA for this job and a certificate per task"));
+  } else if (!kube::IsAlreadyExists(r.status())) {
+    p.Error("FailedCreateTlsSecret", r.status());
     return false;
   }
   return true;

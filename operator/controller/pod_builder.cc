@@ -5,6 +5,7 @@
 #include "operator/api/names.h"
 #include "operator/controller/child_meta.h"
 #include "operator/controller/tf_config_builder.h"
+#include "operator/controller/tls_secret_builder.h"
 
 namespace disttrain::controller {
 namespace {
@@ -93,6 +94,18 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
     bool replaced = false;
     SetEnv(container, "CUDA_VISIBLE_DEVICES", "", /*replace=*/false, &replaced);
     SetEnv(container, "NVIDIA_VISIBLE_DEVICES", "void", /*replace=*/false, &replaced);
+  }
+
+  if (job.spec.tls.enabled) {
+    // Only this task's key, read-only, where the trainer looks (DISTTRAIN_TLS_DIR).
+    json& volumes = pod_spec["volumes"];
+    if (!volumes.is_array()) volumes = json::array();
+    volumes.push_back(TlsVolume(job, type, index, pod_spec));
+    json& mounts = container["volumeMounts"];
+    if (!mounts.is_array()) mounts = json::array();
+    mounts.push_back({{"name", kTlsVolume}, {"mountPath", kTlsMountPath}, {"readOnly", true}});
+    bool replaced = false;
+    SetEnv(container, kTlsDirEnv, kTlsMountPath, /*replace=*/true, &replaced);
   }
 
   if (const auto& sp = job.spec.run_policy.scheduling_policy) {

@@ -24,6 +24,8 @@ struct BuiltPod {
 // - the main container gets TF_CONFIG (replacing one the user set, with a warning) and, when it
 //   requests no nvidia.com/gpu, CUDA_VISIBLE_DEVICES="" and NVIDIA_VISIBLE_DEVICES=void, each
 //   unless the user set it; a GPU request passes through to the pod untouched;
+// - with spec.tls, the pod mounts the job's CA and its own certificate and key read-only at
+//   /etc/disttrain/tls (tls_secret_builder.h) and the main container gets DISTTRAIN_TLS_DIR;
 // - with a scheduling policy, the gang-scheduling annotation and label name the job's PodGroup,
 //   and its priority class applies when the template sets none.
 absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::ReplicaType type,

@@ -27,6 +27,7 @@ inline const Resource kEvents{"", "v1", "events"};
 inline const Resource kNamespaces{"", "v1", "namespaces", false};
 inline const Resource kLeases{"coordination.k8s.io", "v1", "leases"};
 inline const Resource kNetworkPolicies{"networking.k8s.io", "v1", "networkpolicies"};
+inline const Resource kSecrets{"", "v1", "secrets"};
 inline const Resource kDistributedTrainings{"disttrain.io", "v1", "distributedtrainings"};
 inline const Resource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
 inline const Resource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};

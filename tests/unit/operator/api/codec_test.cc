@@ -76,6 +76,17 @@ TEST(CodecTest, DecodesTheNetworkPolicy) {
             "monitoring");
 }
 
+TEST(CodecTest, ReadsTls) {
+  absl::StatusOr<DistributedTraining> unset = DecodeJob(Minimal());
+  ASSERT_TRUE(unset.ok());
+  EXPECT_FALSE(unset->spec.tls.enabled);
+  json j = Minimal();
+  j["spec"]["tls"] = {{"enabled", true}};
+  absl::StatusOr<DistributedTraining> job = DecodeJob(j);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_TRUE(job->spec.tls.enabled);
+}
+
 TEST(CodecTest, KeepsEveryTemplateFieldAsWritten) {
   json j = Minimal();
   json tmpl = json::parse(R"({"metadata": {"labels": {"team": "a"}}, "spec": {
@@ -128,6 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "spec.replicaSpecs: must be a map"},
         BadField{"NetworkPolicyEnabledNotBool", "/spec/networkPolicy/enabled", "yes",
                  "spec.networkPolicy.enabled: must be true or false"},
+        BadField{"TlsEnabledNotBool", "/spec/tls/enabled", "yes",
+                 "spec.tls.enabled: must be true or false"},
         BadField{"UnknownJobPorts", "/spec/networkPolicy/jobPorts", "Some",
                  "spec.networkPolicy.jobPorts: unsupported value \"Some\""},
         BadField{"MetricsFromNotList", "/spec/networkPolicy/metricsFrom", json::object(),

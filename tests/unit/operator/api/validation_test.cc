@@ -101,7 +101,14 @@ INSTANTIATE_TEST_SUITE_P(
              "has 52 characters; this job allows at most 51"},
         Case{"NameTooLongForTenWorkers",
              [] { return JobBuilder(std::string(54, 'a')).Workers(11).Build(); },
-             "this job allows at most 53"}),
+             "this job allows at most 53"},
+        Case{"TlsWithTooManyTasks",
+             [] {
+               DistributedTraining job = JobBuilder("a").Ps(100).Workers(401).Build();
+               job.spec.tls.enabled = true;
+               return job;
+             },
+             "spec.tls: a job with mutual TLS has at most 500 tasks"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ValidationTest, TemplateRestartPolicyThatAgreesIsAccepted) {

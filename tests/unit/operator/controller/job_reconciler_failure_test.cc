@@ -241,6 +241,52 @@ TEST(JobReconcilerFailureTest, AJobThatTurnsItOffGetsNoNetworkPolicy) {
   EXPECT_EQ(h.PodNames().size(), 4u);
 }
 
+// spec.tls: the Secret comes before the pods that mount it, once; the job keeps it.
+TEST(JobReconcilerFailureTest, ATlsJobsSecretIsCreatedBeforeItsPods) {
+  json job = JobJson();
+  job["spec"]["tls"] = {{"enabled", true}};
+  Harness h(job);
+  h.client.FailNext("create", "secrets", Unavailable());
+  EXPECT_FALSE(h.Pass().ok());
+  EXPECT_TRUE(h.PodNames().empty());
+  EXPECT_EQ(h.events.Count("FailedCreateTlsSecret"), 1);
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_EQ(h.client.Objects(kube::kSecrets).size(), 1u);
+  const json secret = h.client.Objects(kube::kSecrets)[0];
+  EXPECT_EQ(secret["metadata"]["name"], "dist-tls-job-uid");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "job-uid");
+  EXPECT_EQ(secret["data"].size(), 9u);  // ca.crt + a certificate and key for each of 4 tasks
+  EXPECT_EQ(h.events.Count("SuccessfulCreateTlsSecret"), 1);
+  EXPECT_EQ(h.PodNames().size(), 4u);
+  h.client.ClearActions();
+  ASSERT_TRUE(h.Pass().ok());  // pods exist: the Secret is not asked for again
+  EXPECT_EQ(h.Requests("create", "secrets"), 0);
+  EXPECT_EQ(h.Requests("get", "secrets") + h.Requests("list", "secrets"), 0);  // never read
+}
+
+TEST(JobReconcilerFailureTest, ASecretNamedLikeTheJobButNotMadeForItIsNeverMounted) {
+  json job = JobJson();
+  job["spec"]["tls"] = {{"enabled", true}};
+  Harness h(job);
+  // A user's Secret, or one left by an earlier job of the same name.
+  h.client.Put(kube::kSecrets, {{"apiVersion", "v1"},
+                                {"kind", "Secret"},
+                                {"metadata", {{"name", "dist-tls"}, {"namespace", "default"}}},
+                                {"data", {{"ca.crt", "eA=="}}}});
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_EQ(h.client.Objects(kube::kSecrets).size(), 2u);
+  const json pod = h.client.Objects(kube::kPods)[0];
+  EXPECT_EQ(pod["spec"]["volumes"][0]["secret"]["secretName"], "dist-tls-job-uid");
+  EXPECT_EQ(h.client.Objects(kube::kSecrets)[0]["data"].size(), 1u);  // left alone
+}
+
+TEST(JobReconcilerFailureTest, AJobWithoutTlsAsksForNoSecret) {
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("get", "secrets") + h.Requests("create", "secrets"), 0);
+  EXPECT_EQ(h.PodNames().size(), 4u);
+}
+
 TEST(JobReconcilerFailureTest, APodGroupDeleteThatFailsIsRetried) {
   Harness h(GangJob());
   ASSERT_TRUE(h.Pass().ok());
