@@ -333,8 +333,11 @@ class DockerfilesTest(unittest.TestCase):
     def test_debian_runtime_packages_exist(self):
         for name in ("Dockerfile.operator", "Dockerfile.trainer"):
             with open(os.path.join(ROOT, "deploy", name)) as f:
-                final = f.read().rsplit("\nFROM ", 1)[1]
-            packages = re.search(r"install -y --no-install-recommends\s*\\?\s*(.*?)\s*\\?\s*&&", final, re.S).group(1)
+                text = f.read()
+            # The runtime stage installs the libraries; the final stage (FROM scratch) copies its /rootfs.
+            self.assertIn("\nFROM scratch\nCOPY --from=runtime /rootfs /\n", text)
+            runtime = text.split(" AS runtime\n", 1)[1].split("\nFROM ", 1)[0]
+            packages = re.search(r"install -y --no-install-recommends\s*\\?\s*(.*?)\s*\\?\s*&&", runtime, re.S).group(1)
             for pkg in shlex.split(packages.replace("\\", " ")):
                 with self.subTest(package=pkg):
                     r = subprocess.run(["apt-cache", "show", pkg], capture_output=True, text=True)
