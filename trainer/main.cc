@@ -31,7 +31,7 @@ using namespace disttrain::trainer;  // NOLINT
 
 constexpr char kUsage[] =
     "disttrain-trainer [flags]\n"
-    "       disttrain-trainer local --ps N --workers M [--chief] [--evaluator] -- [flags]\n"
+    "       disttrain-trainer local --ps N --workers M [--chief] [--evaluator] [--tls] -- [flags]\n"
     "\n"
     "Plays the role TF_CONFIG names: parameter server, chief, worker or evaluator.\n"
     "Exit codes: 0 done; 1 internal error; 2 invalid configuration (TF_CONFIG or flags,\n"

@@ -92,6 +92,24 @@ class CrdTest(unittest.TestCase):
         got = get_json("distributedtraining", "unknown-fields", "-n", self.ns)
         self.assertEqual(got["spec"]["replicaSpecs"]["Worker"]["template"], tmpl)
 
+    def test_tls_is_kept_and_cannot_be_switched_on_or_off_later(self):
+        m = job("tls-immutable", Worker=1)
+        m["spec"]["tls"] = {"enabled": True}
+        # Suspended: no operator acts on it here; the API server alone decides.
+        m["spec"].setdefault("runPolicy", {})["suspend"] = True
+        apply(m, self.ns)
+        self.assertEqual(get_json("dtr", "tls-immutable", "-n", self.ns)["spec"]["tls"], {"enabled": True})
+        for patch in ({"spec": {"tls": {"enabled": False}}}, {"spec": {"tls": None}}):
+            r = kubectl("patch", "dtr", "tls-immutable", "-n", self.ns, "--type=merge", "-p", json.dumps(patch),
+                        check=False)
+            self.assertNotEqual(r.returncode, 0, f"{patch} was accepted")
+            self.assertIn("spec.tls.enabled is immutable", r.stderr)
+        m2 = job("tls-later", Worker=1)
+        apply(m2, self.ns)
+        r = kubectl("patch", "dtr", "tls-later", "-n", self.ns, "--type=merge", "-p",
+                    json.dumps({"spec": {"tls": {"enabled": True}}}), check=False)
+        self.assertIn("spec.tls.enabled is immutable", r.stderr)
+
     def invalid_cases(self):
         rp = job("rp", Worker=1)
         rp["spec"]["replicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"

@@ -78,55 +78,66 @@ class TlsRealNodeTest(unittest.TestCase):
         finally:
             channel.close()
 
-    def test_a_job_with_tls_trains_and_its_servers_answer_only_its_own_tasks(self):
-        job = {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": "sealed"},
-               "spec": {"tls": {"enabled": True}, "networkPolicy": {"enabled": False},
-                        "replicaSpecs": {"Chief": trainer_role(1, ["--steps=1500", "--checkpoint-steps=500"]),
-                                         "PS": trainer_role(1, ["--steps=1500"]),
-                                         "Worker": trainer_role(2, ["--steps=1500"])}}}
-        apply(job, self.ns)
-        uid = get_json("dtr", "sealed", "-n", self.ns)["metadata"]["uid"]
-        secret_name = f"sealed-tls-{uid[:8]}"
+    def job(self, name, roles):
+        apply({"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": name},
+               "spec": {"tls": {"enabled": True}, "networkPolicy": {"enabled": False}, "replicaSpecs": roles}},
+              self.ns)
+        uid = get_json("dtr", name, "-n", self.ns)["metadata"]["uid"]
+        return uid, f"{name}-tls-{uid[:8]}"
+
+    def test_its_servers_answer_only_the_jobs_own_certificates(self):
+        # Training for long: the server must be up for every refusal (a gone pod refuses too).
+        uid, secret_name = self.job("sealed", {"PS": trainer_role(1, ["--steps=1000000"]),
+                                               "Worker": trainer_role(2, ["--steps=1000000"])})
         secret = wait_until("the job's TLS Secret", lambda: get_json("secret", secret_name, "-n", self.ns), timeout=30)
         self.assertEqual(secret["metadata"]["ownerReferences"][0]["uid"], uid)
-        self.assertEqual(sorted(secret["data"]), ["ca.crt", "chief-0.crt", "chief-0.key", "ps-0.crt", "ps-0.key",
-                                                  "worker-0.crt", "worker-0.key", "worker-1.crt", "worker-1.key"])
+        self.assertEqual(sorted(secret["data"]), ["ca.crt", "ps-0.crt", "ps-0.key", "worker-0.crt", "worker-0.key",
+                                                  "worker-1.crt", "worker-1.key"])
         data = {k: base64.b64decode(v) for k, v in secret["data"].items()}
-
         ps = wait_until("ps 0 running", lambda: (p := get_json("pod", "sealed-ps-0", "-n", self.ns))["status"].get(
             "phase") == "Running" and p.get("status", {}).get("podIP") and p, timeout=180)
         # Each pod mounts the CA and its own certificate and key, no other task's.
         volume = next(v for v in ps["spec"]["volumes"] if v["name"] == "disttrain-tls")
         self.assertEqual([i["key"] for i in volume["secret"]["items"]], ["ca.crt", "ps-0.crt", "ps-0.key"])
         ip, server = ps["status"]["podIP"], f"sealed-ps-0.{self.ns}.svc"
-
-        stranger = Authority("stranger")
         job_ca = data["ca.crt"]
+        own = grpc.ssl_channel_credentials(job_ca, data["worker-1.key"], data["worker-1.crt"])
+
+        def served():
+            code, answer = wait_until("the job's own certificate to be served", lambda: (r := self.describe(
+                ip, own, server))[0] == grpc.StatusCode.OK and r, timeout=60)
+            return answer
+
+        first = served()
+        stranger = Authority("stranger")
         refused = {
             "plaintext": self.describe(ip, None, server)[0],
             "no client certificate": self.describe(ip, grpc.ssl_channel_credentials(job_ca), server)[0],
             "another CA's certificate": self.describe(ip, grpc.ssl_channel_credentials(
                 job_ca, *stranger.issue("worker-0")), server)[0],
         }
-        print(f"outside clients: {refused}")
+        last = served()  # still up: the refusals were the server's
+        print(f"outside clients: {refused}; with worker-1's certificate: steps {first.global_step} then "
+              f"{last.global_step}")
         for what, code in refused.items():
             self.assertEqual(code, grpc.StatusCode.UNAVAILABLE, what)
-        code, answer = wait_until("the job's own certificate to be served", lambda: (r := self.describe(
-            ip, grpc.ssl_channel_credentials(job_ca, data["worker-1.key"], data["worker-1.crt"]), server))[0]
-            == grpc.StatusCode.OK and r, timeout=60)
-        print(f"with worker-1's certificate: initialized={answer.initialized} step={answer.global_step}")
-
-        final = wait_until("the job to finish", lambda: (j := get_json("dtr", "sealed", "-n", self.ns)).get(
-            "status", {}).get("state") in ("Succeeded", "Failed") and j, timeout=600)
-        self.assertEqual(final["status"]["state"], "Succeeded", json.dumps(final["status"])[:2000])
-        print(f"result: {final['status']['result']}")
-        self.assertGreaterEqual(final["status"]["result"]["trainAccuracy"], 0.84)
-        logs = kubectl("logs", "-n", self.ns, "sealed-chief-0").stdout
-        self.assertIn("tls=mutual", logs)
+        self.assertGreater(last.global_step, first.global_step, "the job trains over TLS meanwhile")
 
         kubectl("delete", "dtr", "sealed", "-n", self.ns)
         wait_until("the Secret to go with the job", lambda: kubectl(
             "get", "secret", secret_name, "-n", self.ns, check=False).returncode != 0, timeout=60)
+
+    def test_a_job_with_tls_trains_to_the_usual_accuracy(self):
+        self.job("trained", {"Chief": trainer_role(1, ["--steps=1500", "--checkpoint-steps=500"]),
+                             "PS": trainer_role(1, ["--steps=1500"]),
+                             "Worker": trainer_role(2, ["--steps=1500"])})
+        final = wait_until("the job to finish", lambda: (j := get_json("dtr", "trained", "-n", self.ns)).get(
+            "status", {}).get("state") in ("Succeeded", "Failed") and j, timeout=600)
+        self.assertEqual(final["status"]["state"], "Succeeded", json.dumps(final["status"])[:2000])
+        print(f"result: {final['status']['result']}")
+        self.assertGreaterEqual(final["status"]["result"]["trainAccuracy"], 0.84)
+        for pod in ("trained-chief-0", "trained-ps-0", "trained-worker-1"):
+            self.assertIn("tls=mutual", kubectl("logs", "-n", self.ns, pod, check=False).stdout, pod)
 
 
 if __name__ == "__main__":

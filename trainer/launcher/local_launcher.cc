@@ -31,7 +31,8 @@ namespace disttrain::trainer {
 namespace {
 
 constexpr char kUsage[] =
-    "disttrain-trainer local --ps N --workers M [--chief] [--evaluator] -- <trainer flags>\n"
+    "disttrain-trainer local --ps N --workers M [--chief] [--evaluator] [--tls] -- <trainer "
+    "flags>\n"
     "\n"
     "Runs a whole training cluster on this machine (see disttrain-trainer --help for the\n"
     "trainer flags). The last stdout line is a JSON summary; the exit code is the chief's.";
