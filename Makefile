@@ -9,7 +9,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-peer bench-schemes cuda format clean help
+.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -76,6 +76,10 @@ bench: build cluster-up release-bins bench-tf ## Run the benchmarks; each prints
 
 bench-schemes: release-bins ## Every training scheme with 1, 2 and 4 workers on Fashion-MNIST: plot and table (docs/trainer.md).
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/schemes.py --bin $(BUILD_DIR)/release/bin --write-docs
+
+bench-tls: release-bins ## Push+pull with and without mutual TLS at 1/16/64 MiB, then again with AES-NI hidden from OpenSSL.
+	@$(BUILD_DIR)/release/bin/trainer_bench --only tls
+	@OPENSSL_ia32cap="~0x200000200000000" $(BUILD_DIR)/release/bin/trainer_bench --only tls
 
 bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server and ours, side by side.
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/compare_tensorflow.py --trainer-bench $(BUILD_DIR)/release/bin/trainer_bench --runs 5

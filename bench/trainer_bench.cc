@@ -21,7 +21,10 @@
 //   scaling    aggregate push+pull throughput with 1/2/4/8 workers and 1/2/4 parameter servers
 //              (in this process, 16 MiB model).
 //
-// Usage: trainer_bench [--only transport,memory,update,scaling] [--sizes 1,16,64,256]
+//   tls        push+pull at 1/16/64 MiB through two parameter server processes, one plaintext and
+//              one with mutual TLS (--tls-dir), steps interleaved; the time ratio TLS/plaintext.
+//
+// Usage: trainer_bench [--only transport,memory,update,scaling,tls] [--sizes 1,16,64,256]
 //                      [--trainer PATH] [--connections N (the trainer's --ps-connections, default
 //                      4)]
 #include <grpcpp/grpcpp.h>
@@ -31,11 +34,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -46,15 +51,20 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/loopback_baselines.h"
+#include "common/certificates.h"
 #include "nlohmann/json.hpp"
 #include "trainer/ps/parameter_server.h"
 #include "trainer/ps/shard_plan.h"
+#include "trainer/ps/transport_security.h"
 #include "trainer/ps/update_rule.h"
 #include "trainer/ps/wire.h"
 #include "trainer/worker/ps_client.h"
 
 namespace {
 
+using disttrain::IssueCertificate;
+using disttrain::KeyAndCertificate;
+using disttrain::MakeCertificateAuthority;
 using namespace disttrain::trainer;  // NOLINT
 using namespace disttrain::bench;    // NOLINT
 constexpr double kMiB = 1 << 20;
@@ -62,7 +72,10 @@ constexpr double kMiB = 1 << 20;
 // A parameter server as users run it: a disttrain-trainer process in the ps role.
 class PsProcess {
  public:
-  PsProcess(const std::string& trainer, int workers, int partitions) : port_(FreePort()) {
+  // `tls_dir`: the server's --tls-dir (mutual TLS), or empty for plaintext.
+  PsProcess(const std::string& trainer, int workers, int partitions,
+            const std::string& tls_dir = "")
+      : port_(FreePort()) {
     nlohmann::json cluster = {{"ps", {absl::StrCat("127.0.0.1:", port_)}},
                               {"worker", nlohmann::json::array()}};
     for (int i = 0; i < workers; ++i)
@@ -74,8 +87,9 @@ class PsProcess {
     if (pid_ == 0) {
       putenv(const_cast<char*>(tf_config.c_str()));
       const std::string connections = std::to_string(partitions);
+      const std::string tls = "--tls-dir=" + tls_dir;
       execl(trainer.c_str(), trainer.c_str(), "--mode", "async", "--learning-rate", "0.000001",
-            "--ps-connections", connections.c_str(), nullptr);
+            "--ps-connections", connections.c_str(), "--metrics-address=0", tls.c_str(), nullptr);
       _exit(127);
     }
   }
@@ -181,6 +195,93 @@ void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes
                      .dump()
               << std::endl;
   }
+}
+
+// Certificates of one CA for a server and a client on 127.0.0.1, as the operator issues them.
+struct TlsPair {
+  TlsMaterial server, client;
+  std::string server_dir;
+};
+
+std::optional<TlsPair> MakeTlsPair() {
+  const absl::Time now = absl::Now();
+  absl::StatusOr<KeyAndCertificate> ca =
+      MakeCertificateAuthority("bench", now - absl::Hours(1), now + absl::Hours(24));
+  if (!ca.ok()) return std::nullopt;
+  TlsPair out;
+  for (auto [name, m] : {std::pair{"ps-0", &out.server}, std::pair{"worker-0", &out.client}}) {
+    absl::StatusOr<KeyAndCertificate> c =
+        IssueCertificate(*ca, {name, {"127.0.0.1"}, now - absl::Hours(1), now + absl::Hours(24)});
+    if (!c.ok()) return std::nullopt;
+    *m = {ca->certificate_pem, c->certificate_pem, c->key_pem};
+  }
+  out.server_dir =
+      (std::filesystem::temp_directory_path() / absl::StrCat("disttrain-bench-tls-", getpid()))
+          .string();
+  std::filesystem::create_directories(out.server_dir);
+  std::ofstream(out.server_dir + "/ca.crt") << out.server.ca_pem;
+  std::ofstream(out.server_dir + "/tls.crt") << out.server.certificate_pem;
+  std::ofstream(out.server_dir + "/tls.key") << out.server.key_pem;
+  return out;
+}
+
+bool CpuHasAesNi() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("flags", 0) == 0) return line.find(" aes ") != std::string::npos;
+  }
+  return false;
+}
+
+// Push+pull through a parameter server process with and without mutual TLS, the two servers
+// side by side and their steps interleaved (plaintext, TLS, plaintext, ...) so both see the same
+// machine. OPENSSL_ia32cap="~0x200000200000000" in the environment hides AES-NI from OpenSSL (the
+// servers inherit it): what AES-NI gives.
+void TlsBench(const std::string& trainer, const std::vector<size_t>& sizes, int connections) {
+  std::optional<TlsPair> tls = MakeTlsPair();
+  if (!tls) {
+    std::cerr << "cannot issue the bench's certificates\n";
+    return;
+  }
+  const char* cap = std::getenv("OPENSSL_ia32cap");
+  for (size_t mib : sizes) {
+    PsProcess plain_ps(trainer, 1, connections), tls_ps(trainer, 1, connections, tls->server_dir);
+    std::vector<VariableSpec> vars = Model(mib);
+    UsePlaintext();
+    PsClient plain({plain_ps.address()}, vars, "bench", connections);
+    UseTls(tls->client);
+    PsClient secure({tls_ps.address()}, vars, "bench", connections);
+    UsePlaintext();
+    Params params = {std::vector<float>(vars[0].size, 1.0f)}, grads = params;
+    if (!Init(&plain, params) || !Init(&secure, params)) return;
+    const int reps = mib >= 64 ? 7 : (mib >= 16 ? 9 : 25);
+    std::vector<double> plain_rates, tls_rates;
+    int64_t step = 0;
+    for (int r = 0; r <= reps; ++r) {  // r = 0: a warm-up
+      for (auto [client, out] : {std::pair{&plain, &plain_rates}, std::pair{&secure, &tls_rates}}) {
+        auto start = Clock::now();
+        if (absl::Status s = client->PushPull(&grads, Async(step), &params).status(); !s.ok()) {
+          std::cerr << "push+pull failed: " << s << "\n";
+          return;
+        }
+        if (r > 0) out->push_back(2.0 * mib * kMiB / Seconds(start, Clock::now()));
+      }
+      ++step;
+    }
+    const double p = Median(plain_rates), t = Median(tls_rates);
+    std::cout << nlohmann::json{{"bench", "ps_push_pull_tls"},
+                                {"model_mib", mib},
+                                {"repetitions", reps},
+                                {"cpu_aes_ni", CpuHasAesNi()},
+                                {"openssl_ia32cap", cap == nullptr ? "" : cap},
+                                {"plaintext_gb_per_s", p / 1e9},
+                                {"tls_gb_per_s", t / 1e9},
+                                {"tls_time_ratio", p / t},
+                                {"tls_cost_percent", 100.0 * (p / t - 1.0)}}
+                     .dump()
+              << std::endl;
+  }
+  std::filesystem::remove_all(tls->server_dir);
 }
 
 void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes, int connections) {
@@ -320,6 +421,7 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::set<std::string> only = {"transport", "memory", "update", "scaling"};
   std::vector<size_t> sizes = {1, 16, 64, 256};
+  std::vector<size_t> tls_sizes = {1, 16, 64};
   int connections = 4;  // disttrain-trainer's --ps-connections default
   std::string trainer =
       (std::filesystem::path(argv[0]).parent_path() / "disttrain-trainer").string();
@@ -330,10 +432,12 @@ int main(int argc, char** argv) {
       for (absl::string_view s : absl::StrSplit(value, ',')) only.insert(std::string(s));
     } else if (flag == "--sizes") {
       sizes.clear();
+      tls_sizes.clear();
       for (absl::string_view s : absl::StrSplit(value, ',')) {
         size_t v;
         if (!absl::SimpleAtoi(s, &v)) return 2;
         sizes.push_back(v);
+        tls_sizes.push_back(v);
       }
     } else if (flag == "--trainer") {
       trainer = value;
@@ -344,12 +448,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if ((only.count("transport") || only.count("memory")) && access(trainer.c_str(), X_OK) != 0) {
+  if ((only.count("transport") || only.count("memory") || only.count("tls")) &&
+      access(trainer.c_str(), X_OK) != 0) {
     std::cerr << "trainer_bench: no disttrain-trainer at " << trainer << " (pass --trainer)\n";
     return 2;
   }
   if (only.count("transport")) TransportBench(trainer, sizes, connections);
   if (only.count("memory")) MemoryBench(trainer, sizes, connections);
+  if (only.count("tls")) TlsBench(trainer, tls_sizes, connections);
   if (only.count("update")) UpdateBench();
   if (only.count("scaling")) ScalingBench(connections);
   return 0;
