@@ -6,15 +6,19 @@ sets. The operator gives the training job its NetworkPolicy (the default); the j
 real node; stranger pods try the parameter server's port and the metrics port:
 
 - a pod of another namespace and a pod of another job in the job's namespace: refused or timed out
-  on the parameter server's port, while the job's own workers train to the usual accuracy;
+  on the parameter server's port, both for a TCP connect and for a push made with a gRPC client
+  generated from proto/ (grpcio, in the stranger's pod), while the job's own workers train to the
+  usual accuracy;
 - the metrics port: reachable from the namespace metricsFrom names, not from another;
-- the policy deleted: the stranger connects (so the test can fail).
+- the policy deleted: the stranger connects and its push reaches the server (so the test can fail).
 
 The job's namespace enforces Pod Security "restricted", and its pods run with a read-only root
 filesystem (an emptyDir on /tmp, where a trainer without --model-dir keeps its checkpoints).
 
-Run as a script: without a real node (or without root, iptables and ipset) it exits 77, which
+Run as a script with the tests' venv (tests/python/run.sh; grpcio-tools generates the stubs the
+stranger's pod uses): without a real node (or without root, iptables and ipset) it exits 77, which
 ctest reports as not run."""
+import base64
 import json
 import os
 import shlex
@@ -22,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -29,6 +34,9 @@ import realnode
 from crd_test import install_crd
 from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until
 from operator_process import OperatorProcess
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "trainer"))
+from ps_grpc_client_test import pb  # noqa: E402  (generates the stubs from proto/)
 
 OPERATOR = None
 KUBE_ROUTER = None
@@ -146,6 +154,41 @@ except OSError as e:
 """
 
 
+# A push from a stranger's pod with the gRPC client generated from proto/ (the example image has the
+# same grpcio and protobuf as the tests' venv): the generated modules travel in the script itself.
+def generated_modules():
+    out = {}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(pb.__file__))))
+    for name in ("parameter_server_pb2.py", "parameter_server_pb2_grpc.py"):
+        path = os.path.join(os.path.dirname(pb.__file__), name)
+        with open(path, "rb") as f:
+            out[os.path.relpath(path, root)] = base64.b64encode(f.read()).decode()
+    return out
+
+
+PUSH = """
+import base64, os, sys, tempfile
+host, port, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
+d = tempfile.mkdtemp()
+for path, data in MODULES.items():
+    os.makedirs(os.path.join(d, os.path.dirname(path)), exist_ok=True)
+    with open(os.path.join(d, path), "wb") as f:
+        f.write(base64.b64decode(data))
+sys.path.insert(0, d)
+import grpc
+from disttrain.trainer.v1 import parameter_server_pb2 as pb, parameter_server_pb2_grpc as pb_grpc
+stub = pb_grpc.ParameterServerStub(grpc.insecure_channel(f"{host}:{port}"))
+header = pb.PushPullRequest(header=pb.PushPullHeader(step=0, worker="stranger", push=True))
+try:
+    for reply in stub.PushPull(iter([header]), timeout=timeout):
+        pass
+    print("reached: OK")
+except grpc.RpcError as e:
+    transport = e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+    print(("unreachable: " if transport else "reached: ") + e.code().name)
+""".replace("MODULES", repr(generated_modules()))
+
+
 class IsolationTest(unittest.TestCase):
     def setUp(self):
         self.contexts = [Namespace("iso"), Namespace("iso-mon"), Namespace("iso-other")]
@@ -173,6 +216,14 @@ class IsolationTest(unittest.TestCase):
                     check=False, timeout=60)
         return r.stdout.strip() or r.stderr.strip()
 
+    def push(self, probe, host, port, timeout=5):
+        """A push to the parameter server from `probe`'s pod: "reached: <code>" when the call got to the
+        server (a header-only push is refused by it, not by the network), else "unreachable: <code>"."""
+        name, ns = probe
+        r = kubectl("exec", "-n", ns, name, "--", "python3", "-c", PUSH, host, str(port), str(timeout),
+                    check=False, timeout=120)
+        return r.stdout.strip() or r.stderr.strip()[-500:]
+
     def test_only_the_jobs_own_pods_reach_its_parameter_servers(self):
         job = {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": "fenced"},
                "spec": {"networkPolicy": {"metricsFrom": [{"namespaceSelector": {"matchLabels": {
@@ -195,6 +246,9 @@ class IsolationTest(unittest.TestCase):
             outcomes = [self.connect(probe, ps_ip, 2222) for _ in range(2)]
             print(f"{probe[1]}/{probe[0]} -> ps 0:2222: {outcomes}")
             self.assertNotIn("connected", outcomes, f"{probe} reached the parameter server: {outcomes}")
+            pushed = self.push(probe, ps_ip, 2222)
+            print(f"{probe[1]}/{probe[0]} pushes to ps 0: {pushed}")
+            self.assertTrue(pushed.startswith("unreachable: "), pushed)
         self.assertNotEqual(self.connect(stranger, ps_ip, 9095), "connected", "metrics from a stranger")
         self.assertEqual(wait_until("metrics from the named namespace", lambda: self.connect(
             prometheus, ps_ip, 9095) == "connected" and "connected", timeout=30), "connected")
@@ -218,6 +272,54 @@ class IsolationTest(unittest.TestCase):
         kubectl("delete", "networkpolicy", "open", "-n", self.ns)
         self.assertEqual(wait_until("the stranger to connect once the policy is gone", lambda: self.connect(
             stranger, ps["status"]["podIP"], 2222) == "connected" and "connected", timeout=60), "connected")
+        pushed = self.push(stranger, ps["status"]["podIP"], 2222)
+        print(f"without the policy, the stranger's push: {pushed}")
+        self.assertTrue(pushed.startswith("reached: "), pushed)
+
+
+    def shared_claim(self, name):
+        """A PersistentVolumeClaim on a directory of the real node (a PV of type hostPath, bound to the
+        claim): restricted forbids hostPath volumes in pods, not claims."""
+        path = tempfile.mkdtemp(prefix="disttrain-model-", dir=os.path.join(ROOT, "build"))
+        os.chmod(path, 0o777)  # the images run as 65532
+        pv = f"{self.ns}-{name}"
+        apply({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv},
+               "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteMany"], "storageClassName": "",
+                        "persistentVolumeReclaimPolicy": "Retain", "hostPath": {"path": path, "type": "Directory"},
+                        "claimRef": {"namespace": self.ns, "name": name}}})
+        self.addCleanup(kubectl, "delete", "pv", pv, "--wait=false", check=False)
+        self.addCleanup(shutil.rmtree, path, True)
+        apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+               "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "", "volumeName": pv,
+                        "resources": {"requests": {"storage": "1Gi"}}}}, self.ns)
+        return name
+
+    def test_tensorflows_example_succeeds_under_restricted_with_a_read_only_root(self):
+        # Real TensorFlow's ParameterServerStrategy (examples/tensorflow/train.py), as restricted and
+        # readOnlyRootFilesystem allow it: HOME on an emptyDir, and the checkpoints, which every
+        # parameter server writes its shard of, on a shared claim.
+        claim = self.shared_claim("model")
+
+        def role(n, policy):
+            spec = trainer_role(n, [])["template"]["spec"]
+            container = spec["containers"][0]
+            container["image"] = realnode.TF_EXAMPLE_IMAGE
+            container["args"] = ["--model-dir=/model", "--epochs=2", "--steps-per-epoch=300"]
+            container.pop("ports")
+            container["volumeMounts"].append({"name": "model", "mountPath": "/model"})
+            spec["volumes"].append({"name": "model", "persistentVolumeClaim": {"claimName": claim}})
+            return {"replicas": n, "restartPolicy": policy, "template": {"spec": spec}}
+        apply({"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": "tf"},
+               "spec": {"replicaSpecs": {"Chief": role(1, "ExitCode"), "PS": role(2, "OnFailure"),
+                                         "Worker": role(2, "OnFailure")}}}, self.ns)
+        final = wait_until("the TensorFlow job to finish", lambda: (j := get_json("dtr", "tf", "-n", self.ns)).get(
+            "status", {}).get("state") in ("Succeeded", "Failed") and j, timeout=900)
+        chief_log = kubectl("logs", "-n", self.ns, "tf-chief-0", check=False).stdout
+        self.assertEqual(final["status"]["state"], "Succeeded", chief_log[-3000:])
+        done = [json.loads(l) for l in chief_log.splitlines() if l.startswith("{") and '"done"' in l]
+        self.assertTrue(done, chief_log[-2000:])
+        print(f"TensorFlow under restricted, read-only root: accuracy {done[0]['accuracy']:.4f}")
+        self.assertGreater(done[0]["accuracy"], 0.6)
 
 
 if __name__ == "__main__":
