@@ -1,5 +1,7 @@
 #include "trainer/setup.h"
 
+#include "trainer/models/model_factory.h"
+
 namespace disttrain::trainer {
 
 absl::StatusOr<Setup> BuildSetup(const TrainerOptions& o, const std::string& split) {

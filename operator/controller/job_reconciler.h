@@ -48,6 +48,8 @@ struct ReconcilerDeps {
   BuildOptions build;
 };
 
+struct ReconcilePass;  // internal/reconcile_pass.h
+
 class JobReconciler : public runtime::Reconciler {
  public:
   // Passes in a row whose pod creation failed with a retryable error before the job gets the
@@ -72,7 +74,7 @@ class JobReconciler : public runtime::Reconciler {
   void ForgetPod(const std::string& uid);
 
  private:
-  struct Pass;
+  using Pass = ReconcilePass;
 
   absl::StatusOr<runtime::ReconcileResult> ReconcileJob(const nlohmann::json& cached);
   // Whether `cached` is the version this process's last status write of the job replaced (the

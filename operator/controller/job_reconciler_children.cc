@@ -9,11 +9,11 @@
 #include "common/log.h"
 #include "operator/controller/conditions.h"
 #include "operator/controller/desired_objects.h"
+#include "operator/controller/internal/reconcile_pass.h"
 #include "operator/controller/job_policies.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/controller/network_policy_builder.h"
 #include "operator/controller/pod_group_builder.h"
-#include "operator/controller/reconcile_pass.h"
 #include "operator/controller/tls_secret_builder.h"
 #include "operator/kube/errors.h"
 

@@ -72,6 +72,17 @@ struct WatchEvent {
   bool decoded = false;  // `object` is ListOptions::decoder's output
 };
 
+// The body of a streaming GET, one line at a time (pod logs with follow=true).
+class LineStream {
+ public:
+  virtual ~LineStream() = default;
+  // False when the stream ended (see status()); `line` has no trailing newline.
+  virtual bool Next(std::string* line) = 0;
+  // Ends the stream from another thread; a blocked Next() returns false.
+  virtual void Cancel() = 0;
+  virtual absl::Status status() const = 0;
+};
+
 // One streaming watch. Next() blocks until an event arrives or the stream ends.
 class WatchStream {
  public:

@@ -16,9 +16,9 @@
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "operator/kube/errors.h"
+#include "operator/kube/internal/rest_streams.h"
 #include "operator/kube/protobuf.h"
 #include "operator/kube/rest_http.h"
-#include "operator/kube/rest_streams.h"
 #include "operator/kube/tls.h"
 
 namespace disttrain::kube {

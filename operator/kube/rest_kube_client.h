@@ -25,17 +25,6 @@ class http_client;
 
 namespace disttrain::kube {
 
-// The body of a streaming GET, one line at a time (pod logs with follow=true).
-class LineStream {
- public:
-  virtual ~LineStream() = default;
-  // False when the stream ended (see status()); `line` has no trailing newline.
-  virtual bool Next(std::string* line) = 0;
-  // Ends the stream from another thread; a blocked Next() returns false.
-  virtual void Cancel() = 0;
-  virtual absl::Status status() const = 0;
-};
-
 class RestKubeClient : public KubeClient {
  public:
   // Told of every HTTP attempt: its method and status code (0 when no response came back).

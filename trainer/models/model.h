@@ -51,11 +51,6 @@ class Model {
   virtual bool needs_data() const { return true; }
 };
 
-// "toy", "softmax" or "mlp" (with hidden layers of the widths in `hidden`, at least one).
-// InvalidArgument for anything else.
-absl::StatusOr<std::unique_ptr<Model>> MakeModel(const std::string& name, int input_dim,
-                                                 int classes, const std::vector<int>& hidden);
-
 Params ZerosLike(const Params& params);
 
 }  // namespace disttrain::trainer

@@ -14,7 +14,7 @@ class AsyncSgd : public UpdateRule {
   explicit AsyncSgd(float lr) : lr_(lr) {}
 
   PushResult Apply(int64_t, const Push& gradient, ShardStore* store) override {
-    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, -lr_, gradient); });
+    ParallelFor(store->blocks().size(), [&](size_t i) { Axpy(*store, i, -lr_, gradient); });
     store->AdvanceStep();
     return {};
   }

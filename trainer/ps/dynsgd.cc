@@ -16,7 +16,7 @@ class DynSgd : public UpdateRule {
   PushResult Apply(int64_t step, const Push& gradient, ShardStore* store) override {
     const int64_t staleness = std::max<int64_t>(0, store->global_step() - step);
     const float alpha = -lr_ / static_cast<float>(staleness + 1);
-    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, alpha, gradient); });
+    ParallelFor(store->blocks().size(), [&](size_t i) { Axpy(*store, i, alpha, gradient); });
     store->AdvanceStep();
     return {};
   }

@@ -10,7 +10,7 @@ namespace {
 class Elastic : public UpdateRule {
  public:
   PushResult Apply(int64_t, const Push& difference, ShardStore* store) override {
-    ParallelFor(store->blocks().size(), [&](size_t i) { store->Axpy(i, 1.0f, difference); });
+    ParallelFor(store->blocks().size(), [&](size_t i) { Axpy(*store, i, 1.0f, difference); });
     store->AdvanceStep();
     return {};
   }

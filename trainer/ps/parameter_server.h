@@ -19,13 +19,15 @@
 #include "absl/synchronization/mutex.h"
 #include "disttrain/trainer/v1/parameter_server.grpc.pb.h"
 #include "trainer/checkpoint/snapshot.h"
+#include "trainer/ps/partitions.h"
 #include "trainer/ps/shard_store.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
 
 class ParameterServer final
-    : public v1::ParameterServer::WithRawCallbackMethod_PushPull<v1::ParameterServer::Service> {
+    : public v1::ParameterServer::WithRawCallbackMethod_PushPull<v1::ParameterServer::Service>,
+      public Partitions {
  public:
   // `partitions`: independent parts of the server (own variables, step and rule, one made by
   // `make_rule` each), so a client can use one connection per partition and as many cores.
@@ -55,11 +57,10 @@ class ParameterServer final
   // The evaluator's snapshots (the server's stop waits on them).
   SnapshotSlot& snapshots() { return snapshot_; }
 
-  int partitions() const { return static_cast<int>(rules_.size()); }
-  // A partition's variables, or null before its first Init (or for a partition out of range).
-  std::shared_ptr<ShardStore> store(int partition) const;
-  UpdateRule& rule(int partition) { return *rules_[partition]; }
-  const std::string& incarnation() const { return incarnation_; }
+  int partitions() const override { return static_cast<int>(rules_.size()); }
+  std::shared_ptr<ShardStore> store(int partition) const override;
+  UpdateRule& rule(int partition) override { return *rules_[partition]; }
+  const std::string& incarnation() const override { return incarnation_; }
 
  private:
   std::vector<std::unique_ptr<UpdateRule>> rules_;  // by partition

@@ -15,6 +15,10 @@ std::map<std::string, size_t> ShardSizes(const ShardStore& store) {
 
 }  // namespace
 
+void Axpy(ShardStore& store, size_t block, float alpha, const Push& push) {
+  store.Axpy(block, alpha, [&](ShardStore::RunFn fn) { push.ForEachRun(store, block, fn); });
+}
+
 void Push::CopyBlock(const ShardStore& store, size_t block, float* out) const {
   ForEachRun(store, block, [out](size_t first, const std::byte* values, size_t n) {
     std::memcpy(out + first, values, n * sizeof(float));

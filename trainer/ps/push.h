@@ -28,12 +28,16 @@ class Push {
   virtual ~Push() = default;
   // fn(first, values, n): n pushed values for elements first..first+n-1 of the block, as raw
   // float32 bytes at any alignment (kernels::Axpy takes them so).
-  using RunFn = absl::FunctionRef<void(size_t first, const std::byte* values, size_t n)>;
+  using RunFn = ShardStore::RunFn;
   // Calls fn for consecutive runs that cover block `block` of `store` exactly, in order.
   virtual void ForEachRun(const ShardStore& store, size_t block, RunFn fn) const = 0;
   // The block's values copied to `out` (the block's size), for rules that need them contiguous.
   void CopyBlock(const ShardStore& store, size_t block, float* out) const;
 };
+
+// values = values + alpha * (the push's part of block `block` of `store`), read from where the
+// push lies (no copy).
+void Axpy(ShardStore& store, size_t block, float alpha, const Push& push);
 
 // A push given as one vector per shard, by shard name, shaped like the store.
 class DensePush : public Push {

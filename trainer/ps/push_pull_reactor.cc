@@ -8,7 +8,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "trainer/metrics/trainer_metrics.h"
-#include "trainer/ps/parameter_server.h"
 
 namespace disttrain::trainer {
 
@@ -16,7 +15,7 @@ namespace {
 constexpr int64_t kMaxWaitMs = 60'000;
 }  // namespace
 
-PushPullReactor::PushPullReactor(ParameterServer* server, grpc::CallbackServerContext* ctx)
+PushPullReactor::PushPullReactor(Partitions* server, grpc::CallbackServerContext* ctx)
     : server_(server), ctx_(ctx) {
   StartRead(&in_);
 }

@@ -18,6 +18,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "disttrain/trainer/v1/parameter_server.pb.h"
+#include "trainer/ps/partitions.h"
 #include "trainer/ps/push.h"
 #include "trainer/ps/shard_store.h"
 #include "trainer/ps/update_rule.h"
@@ -25,11 +26,9 @@
 
 namespace disttrain::trainer {
 
-class ParameterServer;
-
 class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  PushPullReactor(ParameterServer* server, grpc::CallbackServerContext* ctx);
+  PushPullReactor(Partitions* server, grpc::CallbackServerContext* ctx);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -49,7 +48,7 @@ class PushPullReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::B
   // Ends an admitted push (applied or not): its buffers go, the next push may come in.
   void EndPush();
 
-  ParameterServer* const server_;
+  Partitions* const server_;
   grpc::CallbackServerContext* const ctx_;
   bool have_header_ = false;
   grpc::ByteBuffer in_, out_;

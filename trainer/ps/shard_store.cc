@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "trainer/kernels/axpy.h"
-#include "trainer/ps/push.h"
 
 namespace disttrain::trainer {
 
@@ -63,21 +62,21 @@ void ShardStore::Axpy(size_t block, float alpha, const float* x) {
   slot.block = std::move(fresh);
 }
 
-void ShardStore::Axpy(size_t block, float alpha, const Push& push) {
+void ShardStore::Axpy(size_t block, float alpha, Runs x) {
   Slot& slot = slots_[block];
   absl::MutexLock lock(&slot.mu);
   const size_t n = slot.block->size;
   float* values = slot.block->values.get();
   if (slot.block.use_count() == 1) {
-    push.ForEachRun(*this, block, [&](size_t first, const std::byte* x, size_t k) {
-      kernels::Axpy(alpha, x, {values + first, k});
+    x([&](size_t first, const std::byte* run, size_t k) {
+      kernels::Axpy(alpha, run, {values + first, k});
     });
     return;
   }
   auto fresh = std::make_shared<Block>(n);
   float* out = fresh->values.get();
-  push.ForEachRun(*this, block, [&](size_t first, const std::byte* x, size_t k) {
-    kernels::AxpyTo(alpha, x, {values + first, k}, {out + first, k});
+  x([&](size_t first, const std::byte* run, size_t k) {
+    kernels::AxpyTo(alpha, run, {values + first, k}, {out + first, k});
   });
   slot.block = std::move(fresh);
 }

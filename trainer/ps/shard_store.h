@@ -13,6 +13,7 @@
 #ifndef DISTTRAIN_TRAINER_PS_SHARD_STORE_H_
 #define DISTTRAIN_TRAINER_PS_SHARD_STORE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -22,12 +23,11 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace disttrain::trainer {
-
-class Push;  // trainer/ps/push.h
 
 // 128 Ki floats = 512 KiB per chunk and per block, well under gRPC's 4 MiB default message
 // limit. Smaller blocks pin less memory while being sent (an update copies a block a pull is
@@ -74,8 +74,13 @@ class ShardStore {
 
   // values = values + alpha * x for one block (x has the block's size).
   void Axpy(size_t block, float alpha, const float* x);
-  // The same with x the block's part of a push, read from where it lies (no copy).
-  void Axpy(size_t block, float alpha, const Push& push);
+  // fn(first, values, n): n values for elements first..first+n-1 of a block, as raw float32
+  // bytes at any alignment (kernels::Axpy takes them so).
+  using RunFn = absl::FunctionRef<void(size_t first, const std::byte* values, size_t n)>;
+  // Calls its argument with runs covering one block exactly, in order (a push's part of it).
+  using Runs = absl::FunctionRef<void(RunFn)>;
+  // The same with x given as runs, read from where they lie (no copy; trainer/ps/push.h).
+  void Axpy(size_t block, float alpha, Runs x);
   // Any element-wise update of one block: fn(in, out, n) writes the new values to `out` from the
   // current ones in `in` (the same buffer when nobody is sending the block). Runs under the
   // block's lock, so a rule may keep per-block state (e.g. Adagrad accumulators) updated in fn.

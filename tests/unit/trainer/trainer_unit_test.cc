@@ -10,6 +10,7 @@
 #include "trainer/cluster_spec.h"
 #include "trainer/data/dataset.h"
 #include "trainer/models/model.h"
+#include "trainer/models/model_factory.h"
 #include "trainer/ps/shard_plan.h"
 #include "trainer/ps/update_rule.h"
 

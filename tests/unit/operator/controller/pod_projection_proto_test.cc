@@ -6,8 +6,8 @@
 
 #include "gtest/gtest.h"
 #include "operator/controller/pod_projection.h"
+#include "operator/kube/internal/rest_streams.h"
 #include "operator/kube/protobuf.h"
-#include "operator/kube/rest_streams.h"
 
 namespace disttrain::controller {
 namespace {

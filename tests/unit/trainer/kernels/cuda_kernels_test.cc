@@ -14,6 +14,7 @@
 #include "trainer/kernels/mlp_kernels.h"
 #include "trainer/kernels/update_kernels.h"
 #include "trainer/models/model.h"
+#include "trainer/models/model_factory.h"
 
 namespace disttrain::trainer {
 namespace {

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "trainer/models/model_factory.h"
 
 namespace disttrain::trainer {
 namespace {

@@ -59,9 +59,9 @@ TEST(ReceivedPushTest, ChunksAcrossBlocksAndSlicesApplyLikeTheDenseGradient) {
     }
     ASSERT_TRUE(push.Finish().ok());
     ShardStore::BlockRef sending = store.Read(2);  // a pull holds it: copy-on-write
-    for (size_t i = 0; i < store.blocks().size(); ++i) store.Axpy(i, -0.5f, push);
+    for (size_t i = 0; i < store.blocks().size(); ++i) Axpy(store, i, -0.5f, push);
     const DensePush dense({{"b/0", b}, {"w/0", w}});
-    for (size_t i = 0; i < expected.blocks().size(); ++i) expected.Axpy(i, -0.5f, dense);
+    for (size_t i = 0; i < expected.blocks().size(); ++i) Axpy(expected, i, -0.5f, dense);
     for (size_t i = 0; i < store.blocks().size(); ++i)
       EXPECT_EQ(BlockValues(store, i), BlockValues(expected, i)) << "block " << i;
     EXPECT_EQ(BlockValues(store, 1)[7], 1.0f - 0.5f * w[7]);  // block 1: w/0 from 0

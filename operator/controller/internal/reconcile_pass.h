@@ -1,8 +1,8 @@
 // One reconcile pass of JobReconciler: what it read, the status it computes, and what it has
 // to do or say once the status is written. Internal to the reconciler's .cc files; a pass lives
 // on one worker thread.
-#ifndef DISTTRAIN_OPERATOR_CONTROLLER_RECONCILE_PASS_H_
-#define DISTTRAIN_OPERATOR_CONTROLLER_RECONCILE_PASS_H_
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_INTERNAL_RECONCILE_PASS_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_INTERNAL_RECONCILE_PASS_H_
 
 #include <algorithm>
 #include <map>
@@ -15,7 +15,6 @@
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "operator/api/types.h"
-#include "operator/controller/job_reconciler.h"
 #include "operator/controller/pod_state.h"
 #include "operator/controller/running_policy.h"
 #include "operator/queueing/admission.h"
@@ -23,7 +22,7 @@
 
 namespace disttrain::controller {
 
-struct JobReconciler::Pass {
+struct ReconcilePass {
   const nlohmann::json* object = nullptr;  // the job as cached (the cache's immutable copy)
   api::DistributedTraining job;
   api::JobStatus original;  // the status as cached
@@ -86,4 +85,4 @@ struct JobReconciler::Pass {
 
 }  // namespace disttrain::controller
 
-#endif  // DISTTRAIN_OPERATOR_CONTROLLER_RECONCILE_PASS_H_
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_INTERNAL_RECONCILE_PASS_H_

@@ -1,8 +1,8 @@
 // The streaming bodies of RestKubeClient: a GET read line by line (pod logs, JSON watches) and
 // a protobuf watch read frame by frame. Each holds its cpprestsdk client and response; Next()
 // is called from one thread, Cancel() from any.
-#ifndef DISTTRAIN_OPERATOR_KUBE_REST_STREAMS_H_
-#define DISTTRAIN_OPERATOR_KUBE_REST_STREAMS_H_
+#ifndef DISTTRAIN_OPERATOR_KUBE_INTERNAL_REST_STREAMS_H_
+#define DISTTRAIN_OPERATOR_KUBE_INTERNAL_REST_STREAMS_H_
 
 #include <cpprest/http_client.h>
 
@@ -11,7 +11,6 @@
 #include <string>
 
 #include "operator/kube/kube_client.h"
-#include "operator/kube/rest_kube_client.h"
 
 namespace disttrain::kube {
 
@@ -102,4 +101,4 @@ WatchEvent::Type WatchEventType(const std::string& type);
 
 }  // namespace disttrain::kube
 
-#endif  // DISTTRAIN_OPERATOR_KUBE_REST_STREAMS_H_
+#endif  // DISTTRAIN_OPERATOR_KUBE_INTERNAL_REST_STREAMS_H_

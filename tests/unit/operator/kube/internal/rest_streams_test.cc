@@ -1,4 +1,4 @@
-#include "operator/kube/rest_streams.h"
+#include "operator/kube/internal/rest_streams.h"
 
 #include <cpprest/containerstream.h>
 
