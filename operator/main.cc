@@ -28,9 +28,9 @@
 #include "operator/controller/job_api.h"
 #include "operator/controller/job_events.h"
 #include "operator/controller/job_reconciler.h"
-#include "operator/controller/pod_projection.h"
 #include "operator/kube/config.h"
 #include "operator/kube/rest_kube_client.h"
+#include "operator/policy/pod_projection.h"
 #include "operator/queueing/workload.h"
 #include "operator/runtime/background_event_recorder.h"
 #include "operator/runtime/event_recorder.h"
@@ -108,14 +108,14 @@ class Front {
         pods_(s.client, {.resource = kube::kPods,
                          .namespace_name = s.flags->namespace_name,
                          .label_selector = selector_,
-                         .transform = controller::ProjectPod,
-                         .decode_protobuf = controller::DecodePodProjection,
+                         .transform = policy::ProjectPod,
+                         .decode_protobuf = policy::DecodePodProjection,
                          .store_encoding = runtime::StoreEncoding::kCbor}),
         services_(s.client, {.resource = kube::kServices,
                              .namespace_name = s.flags->namespace_name,
                              .label_selector = selector_,
-                             .transform = controller::ProjectService,
-                             .decode_protobuf = controller::DecodeServiceProjection,
+                             .transform = policy::ProjectService,
+                             .decode_protobuf = policy::DecodeServiceProjection,
                              .store_encoding = runtime::StoreEncoding::kCbor}),
         queue_({.name = absl::AsciiStrToLower(kind.kind)}, s.clock, s.metrics) {
     const Flags& f = *s.flags;
@@ -156,8 +156,8 @@ class Front {
     deps.build.cluster_domain = f.cluster_domain;
     deps.build.network_policy = f.network_policy;
     deps.build.gang_scheduler = f.gang_scheduler == "volcano"
-                                    ? controller::GangScheduler::kVolcano
-                                    : controller::GangScheduler::kSchedulerPlugins;
+                                    ? policy::GangScheduler::kVolcano
+                                    : policy::GangScheduler::kSchedulerPlugins;
     reconciler_ = std::make_unique<controller::JobReconciler>(deps);
     jobs_.AddHandler(controller::EnqueueJobs(&queue_));
     pods_.AddHandler(

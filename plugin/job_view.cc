@@ -9,7 +9,7 @@
 #include "operator/api/codec.h"
 #include "operator/api/labels.h"
 #include "operator/api/result_display.h"
-#include "operator/controller/tf_config_builder.h"
+#include "operator/policy/tf_config_builder.h"
 
 namespace disttrain::plugin {
 namespace {
@@ -103,7 +103,7 @@ std::vector<PodRow> ReadPods(const std::string& job, const std::vector<json>& po
     for (const json& c : status.value("conditions", json::array())) {
       if (c.value("type", "") == "Ready") row.ready = c.value("status", "") == "True";
     }
-    if (int main = controller::MainContainerIndex(pod); main >= 0) {
+    if (int main = policy::MainContainerIndex(pod); main >= 0) {
       row.container = pod["spec"]["containers"][main].value("name", "");
     }
     row.state = "-";

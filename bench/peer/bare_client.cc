@@ -20,10 +20,10 @@
 #include "common/flags.h"
 #include "operator/api/codec.h"
 #include "operator/api/defaults.h"
-#include "operator/controller/desired_objects.h"
 #include "operator/kube/config.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/rest_kube_client.h"
+#include "operator/policy/desired_objects.h"
 
 namespace {
 
@@ -73,10 +73,10 @@ absl::Status OperatorObjects(kube::KubeClient* client, const std::string& ns,
     absl::StatusOr<api::DistributedTraining> job = api::DecodeJob(item);
     if (!job.ok()) return job.status();
     api::ApplyDefaults(&*job);
-    absl::StatusOr<controller::DesiredObjects> desired =
-        controller::BuildDesiredObjects(*job, controller::BuildOptions{});
+    absl::StatusOr<policy::DesiredObjects> desired =
+        policy::BuildDesiredObjects(*job, policy::BuildOptions{});
     if (!desired.ok()) return desired.status();
-    for (controller::ReplicaObjects& r : desired->replicas) {
+    for (policy::ReplicaObjects& r : desired->replicas) {
       objects->emplace_back(&kube::kServices, std::move(r.service));
       objects->emplace_back(&kube::kPods, std::move(r.pod));
     }

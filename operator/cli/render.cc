@@ -9,7 +9,7 @@
 #include "operator/api/defaults.h"
 #include "operator/api/validation.h"
 #include "operator/cli/input.h"
-#include "operator/controller/desired_objects.h"
+#include "operator/policy/desired_objects.h"
 
 namespace disttrain::cli {
 namespace {
@@ -55,13 +55,13 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << "render: -o must be yaml or json, got \"" << output << "\"\n";
     return kExitUsage;
   }
-  controller::BuildOptions options;
+  policy::BuildOptions options;
   options.cluster_domain = cluster_domain;
   options.network_policy = network_policy;
   if (gang == "volcano") {
-    options.gang_scheduler = controller::GangScheduler::kVolcano;
+    options.gang_scheduler = policy::GangScheduler::kVolcano;
   } else if (gang == "scheduler-plugins") {
-    options.gang_scheduler = controller::GangScheduler::kSchedulerPlugins;
+    options.gang_scheduler = policy::GangScheduler::kSchedulerPlugins;
   } else {
     err << "render: --gang-scheduler must be volcano or scheduler-plugins, got \"" << gang
         << "\"\n";
@@ -100,9 +100,9 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
       api::ApplyDefaults(&*job);
       status = api::Validate(*job);
     }
-    absl::StatusOr<controller::DesiredObjects> objects =
-        status.ok() ? controller::BuildDesiredObjects(*job, options)
-                    : absl::StatusOr<controller::DesiredObjects>(status);
+    absl::StatusOr<policy::DesiredObjects> objects =
+        status.ok() ? policy::BuildDesiredObjects(*job, options)
+                    : absl::StatusOr<policy::DesiredObjects>(status);
     if (!objects.ok()) {
       err << "render: " << file << (name.empty() ? "" : absl::StrCat(": job ", name)) << ": "
           << objects.status().message() << "\n";

@@ -16,9 +16,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "operator/controller/build_options.h"
 #include "operator/controller/job_api.h"
 #include "operator/kube/kube_client.h"
+#include "operator/policy/build_options.h"
+#include "operator/policy/pod_state.h"
 #include "operator/runtime/clock.h"
 #include "operator/runtime/controller.h"
 #include "operator/runtime/event_recorder.h"
@@ -45,7 +46,7 @@ struct ReconcilerDeps {
   // A pass's independent API requests (creating a job's missing replicas after the first,
   // deleting its pods on cleanup) go out this many at once (KubeClient::CreateAll/DeleteAll).
   int parallel_requests = 8;
-  BuildOptions build;
+  policy::BuildOptions build;
 };
 
 struct ReconcilePass;  // internal/reconcile_pass.h
@@ -133,7 +134,7 @@ class JobReconciler : public runtime::Reconciler {
   absl::Status WriteStatus(Pass& p);
   void ReplaceFailedPods(Pass& p);
   void EmitEvents(Pass& p);
-  absl::Status DeletePod(Pass& p, const struct PodState& pod, bool with_service);
+  absl::Status DeletePod(Pass& p, const policy::PodState& pod, bool with_service);
   bool Deleted(const std::string& uid);
 
   const ReconcilerDeps deps_;

@@ -7,17 +7,40 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
-#include "operator/controller/conditions.h"
-#include "operator/controller/desired_objects.h"
 #include "operator/controller/internal/reconcile_pass.h"
-#include "operator/controller/job_policies.h"
 #include "operator/controller/job_reconciler.h"
-#include "operator/controller/network_policy_builder.h"
-#include "operator/controller/pod_group_builder.h"
-#include "operator/controller/tls_secret_builder.h"
 #include "operator/kube/errors.h"
+#include "operator/policy/conditions.h"
+#include "operator/policy/desired_objects.h"
+#include "operator/policy/job_policies.h"
+#include "operator/policy/network_policy_builder.h"
+#include "operator/policy/pod_group_builder.h"
+#include "operator/policy/tls_secret_builder.h"
 
 namespace disttrain::controller {
+
+using ::disttrain::policy::BuildDesiredObjects;
+using ::disttrain::policy::BuildNetworkPolicy;
+using ::disttrain::policy::BuildPodGroup;
+using ::disttrain::policy::BuildTlsSecret;
+using ::disttrain::policy::CheckTtl;
+using ::disttrain::policy::CleanupOnFinish;
+using ::disttrain::policy::DesiredObjects;
+using ::disttrain::policy::FinishCleanup;
+using ::disttrain::policy::GangScheduler;
+using ::disttrain::policy::IsTrue;
+using ::disttrain::policy::kFailed;
+using ::disttrain::policy::kReplicaFailure;
+using ::disttrain::policy::kRestarting;
+using ::disttrain::policy::kRunning;
+using ::disttrain::policy::kSucceeded;
+using ::disttrain::policy::kSuspended;
+using ::disttrain::policy::PodPhase;
+using ::disttrain::policy::PodState;
+using ::disttrain::policy::ReplicaObjects;
+using ::disttrain::policy::SetCondition;
+using ::disttrain::policy::TimeCheck;
+using ::disttrain::policy::TlsSecretName;
 
 using nlohmann::json;
 

@@ -10,15 +10,33 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "operator/api/labels.h"
-#include "operator/controller/conditions.h"
-#include "operator/controller/desired_objects.h"
 #include "operator/controller/internal/reconcile_pass.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/kube/errors.h"
+#include "operator/policy/conditions.h"
+#include "operator/policy/desired_objects.h"
 #include "operator/queueing/workload.h"
 #include "operator/queueing/workload_status.h"
 
 namespace disttrain::controller {
+
+using ::disttrain::policy::AddCondition;
+using ::disttrain::policy::BuildDesiredObjects;
+using ::disttrain::policy::DesiredObjects;
+using ::disttrain::policy::FindCondition;
+using ::disttrain::policy::IsFinished;
+using ::disttrain::policy::IsTrue;
+using ::disttrain::policy::kFailed;
+using ::disttrain::policy::kQueued;
+using ::disttrain::policy::kRestarting;
+using ::disttrain::policy::kRunning;
+using ::disttrain::policy::kSucceeded;
+using ::disttrain::policy::PodPhase;
+using ::disttrain::policy::PodsByReplica;
+using ::disttrain::policy::PodState;
+using ::disttrain::policy::ReadPodState;
+using ::disttrain::policy::ReplicaObjects;
+using ::disttrain::policy::SetCondition;
 
 using nlohmann::json;
 using queueing::WorkloadState;

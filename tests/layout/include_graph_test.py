@@ -1,4 +1,4 @@
-"""The include graph of the sources (operator/, trainer/, common/, plugin/, bench/) as a newcomer
+"""The layout of the sources: the folder is the library, and the include graph of the sources (operator/, trainer/, common/, plugin/, bench/) as a newcomer
 reads it (issue #33):
 
 - no cycle between units: a unit is a file's path without its extension (x.h with x.cc), and unit A
@@ -6,6 +6,10 @@ reads it (issue #33):
   concept split in two, or a helper that should sit under internal/;
 - a header under some/folder/internal/ is included only from some/folder/ (and below), and from the
   tests: it is that folder's private helper (abseil's convention).
+
+Each library's sources live in the folders that name it (the pure core `disttrain_api` in
+operator/api/, operator/policy/ and operator/queueing/; the reconciler alone in operator/controller/),
+and every source of those folders is built into that library.
 
 Run with the system Python: `python3 -m unittest -v include_graph_test` from this directory."""
 import os
@@ -86,6 +90,33 @@ def cycles(graph):
     return out
 
 
+# Library -> the folders its sources live in (a folder listed here holds no other library's source).
+LIBRARY_FOLDERS = {
+    "disttrain_common": ["common/"],
+    "disttrain_api": ["operator/api/", "operator/policy/", "operator/queueing/"],
+    "disttrain_kube": ["operator/kube/"],
+    "disttrain_runtime": ["operator/runtime/"],
+    "disttrain_reconciler": ["operator/controller/"],
+    "disttrain_operator_cli": ["operator/cli/"],
+    "disttrain_plugin": ["plugin/"],
+    "disttrain_kernels": ["trainer/kernels/"],
+}
+
+
+def library_sources():
+    """{library: [source paths]} from the add_library/target_sources calls of the CMakeLists.txt files."""
+    out = {}
+    for folder in ("common", "operator", "plugin", "trainer", os.path.join("trainer", "kernels")):
+        cmake = os.path.join(ROOT, folder, "CMakeLists.txt")
+        with open(cmake) as f:
+            text = re.sub(r"#.*", "", f.read())
+        for call, name, body in re.findall(r"\b(add_library|target_sources)\((\w+)([^)]*)\)", text):
+            for word in body.split():
+                if word.endswith((".cc", ".cu")) and "$" not in word:
+                    out.setdefault(name, []).append(os.path.normpath(os.path.join(folder, word)))
+    return out
+
+
 class IncludeGraphTest(unittest.TestCase):
     def test_the_checker_finds_a_cycle(self):
         self.assertEqual(cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}), [["a", "b", "c"]])
@@ -97,6 +128,21 @@ class IncludeGraphTest(unittest.TestCase):
         found = cycles(graph)
         print(f"{len(graph)} units, {sum(len(d) for d in graph.values())} dependencies, {len(found)} cycles")
         self.assertEqual(found, [], "units that include each other (directly or through others)")
+
+    def test_each_library_lives_in_its_folders_and_they_hold_no_other(self):
+        libraries = library_sources()
+        for library, folders in LIBRARY_FOLDERS.items():
+            with self.subTest(library=library):
+                self.assertIn(library, libraries)
+                strays = [s for s in libraries[library] if not s.startswith(tuple(folders))]
+                self.assertEqual(strays, [], f"{library} builds sources outside {folders}")
+                built = set(libraries[library])
+                for folder in folders:
+                    # Sources of a subfolder with its own library (trainer/kernels) are not this one's.
+                    unbuilt = [p for p in sources([folder.rstrip("/")]) if p.endswith(".cc") and p not in built
+                               and not any(p in srcs for other, srcs in libraries.items() if other != library)
+                               and os.path.basename(p) != "main.cc"]
+                    self.assertEqual(unbuilt, [], f"sources of {folder} that {library} does not build")
 
     def test_internal_headers_are_included_only_by_their_folder(self):
         offenders = []

@@ -15,8 +15,8 @@
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "operator/api/types.h"
-#include "operator/controller/pod_state.h"
-#include "operator/controller/running_policy.h"
+#include "operator/policy/pod_state.h"
+#include "operator/policy/running_policy.h"
 #include "operator/queueing/admission.h"
 #include "operator/runtime/event_recorder.h"
 
@@ -27,7 +27,7 @@ struct ReconcilePass {
   api::DistributedTraining job;
   api::JobStatus original;  // the status as cached
   api::JobStatus status;    // the status this pass computes
-  PodsByReplica pods;
+  policy::PodsByReplica pods;
   std::set<std::string> services;
   struct Event {
     runtime::EventType type;
@@ -35,7 +35,8 @@ struct ReconcilePass {
   };
   std::vector<Event> events;
   std::vector<absl::Status> errors;  // API calls that failed in this pass
-  std::vector<PodState> replace;     // failed pods to delete once the status counts their restart
+  std::vector<policy::PodState>
+      replace;  // failed pods to delete once the status counts their restart
   std::optional<absl::Duration> requeue;
   absl::Time now;
   // When the job's first pass ran: `now`, unless that pass left its status write to this one
@@ -76,8 +77,8 @@ struct ReconcilePass {
     const auto& idx = Role(t).succeeded_indexes;
     return std::find(idx.begin(), idx.end(), index) != idx.end();
   }
-  std::vector<PodState> PodList() const {
-    std::vector<PodState> out;
+  std::vector<policy::PodState> PodList() const {
+    std::vector<policy::PodState> out;
     for (const auto& [id, pod] : pods) out.push_back(pod);
     return out;
   }

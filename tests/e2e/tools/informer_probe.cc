@@ -14,9 +14,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/flags.h"
-#include "operator/controller/pod_projection.h"
 #include "operator/kube/config.h"
 #include "operator/kube/rest_kube_client.h"
+#include "operator/policy/pod_projection.h"
 #include "operator/runtime/informer.h"
 
 namespace {
@@ -76,11 +76,11 @@ int main(int argc, char** argv) {
       .label_selector = selector};
   // As the operator caches them: decoded from protobuf, or projected from JSON.
   if (resource == "pods") {
-    options.transform = controller::ProjectPod;
-    options.decode_protobuf = controller::DecodePodProjection;
+    options.transform = policy::ProjectPod;
+    options.decode_protobuf = policy::DecodePodProjection;
   } else {
-    options.transform = controller::ProjectService;
-    options.decode_protobuf = controller::DecodeServiceProjection;
+    options.transform = policy::ProjectService;
+    options.decode_protobuf = policy::DecodeServiceProjection;
   }
   runtime::Informer informer((*client).get(), options);
   informer.AddHandler(

@@ -10,6 +10,14 @@
 #include "tests/unit/operator/controller/reconciler_harness.h"
 
 namespace disttrain::controller {
+
+using ::disttrain::policy::FindCondition;
+using ::disttrain::policy::kCreated;
+using ::disttrain::policy::kFailed;
+using ::disttrain::policy::kReplicaFailure;
+using ::disttrain::policy::kRunning;
+using ::disttrain::policy::kSucceeded;
+using ::disttrain::policy::kSuspended;
 namespace {
 
 using nlohmann::json;

@@ -10,6 +10,11 @@
 #include "tests/unit/operator/controller/reconciler_harness.h"
 
 namespace disttrain::controller {
+
+using ::disttrain::policy::FindCondition;
+using ::disttrain::policy::kQueued;
+using ::disttrain::policy::kRunning;
+using ::disttrain::policy::kSucceeded;
 namespace {
 
 using nlohmann::json;

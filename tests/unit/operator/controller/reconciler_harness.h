@@ -12,10 +12,10 @@
 
 #include "gtest/gtest.h"
 #include "operator/api/codec.h"
-#include "operator/controller/conditions.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/kube/errors.h"
 #include "operator/kube/resource.h"
+#include "operator/policy/conditions.h"
 #include "tests/unit/testing/fake_kube_client.h"
 
 namespace disttrain::controller::testing {
@@ -149,7 +149,7 @@ class Harness {
     for (const auto& [type, rs] : Status().replica_statuses) total += rs.restarts;
     return total;
   }
-  bool Condition(const char* type) { return IsTrue(Status(), type); }
+  bool Condition(const char* type) { return policy::IsTrue(Status(), type); }
 
   std::vector<std::string> PodNames() const {
     std::vector<std::string> out;

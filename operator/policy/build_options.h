@@ -1,0 +1,24 @@
+// Cluster-wide settings that shape the objects built for a job (operator flags).
+#ifndef DISTTRAIN_OPERATOR_POLICY_BUILD_OPTIONS_H_
+#define DISTTRAIN_OPERATOR_POLICY_BUILD_OPTIONS_H_
+
+#include <string>
+
+namespace disttrain::policy {
+
+enum class GangScheduler {
+  kVolcano,           // scheduling.volcano.sh/v1beta1 PodGroup
+  kSchedulerPlugins,  // scheduling.x-k8s.io/v1alpha1 PodGroup (coscheduling)
+};
+
+struct BuildOptions {
+  // Appended to service hosts when set: <job>-<role>-<i>.<ns>.svc.<cluster_domain>.
+  std::string cluster_domain;
+  GangScheduler gang_scheduler = GangScheduler::kVolcano;
+  // A job without spec.networkPolicy.enabled gets a NetworkPolicy (--network-policy).
+  bool network_policy = true;
+};
+
+}  // namespace disttrain::policy
+
+#endif  // DISTTRAIN_OPERATOR_POLICY_BUILD_OPTIONS_H_

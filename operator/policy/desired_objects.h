@@ -1,0 +1,39 @@
+// Everything that must exist in the cluster for a job: its PodGroup (with gang scheduling), its
+// NetworkPolicy (unless turned off), and one headless Service and one Pod per replica. The
+// reconciler creates what is missing; `render` prints it. Pure function; thread-safe.
+#ifndef DISTTRAIN_OPERATOR_POLICY_DESIRED_OBJECTS_H_
+#define DISTTRAIN_OPERATOR_POLICY_DESIRED_OBJECTS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "operator/api/types.h"
+#include "operator/policy/build_options.h"
+
+namespace disttrain::policy {
+
+struct ReplicaObjects {
+  api::ReplicaType type;
+  int index = 0;
+  nlohmann::json service;
+  nlohmann::json pod;
+};
+
+struct DesiredObjects {
+  std::optional<nlohmann::json> pod_group;
+  std::optional<nlohmann::json> network_policy;
+  // In the order Chief, PS, Worker, Evaluator, then by index.
+  std::vector<ReplicaObjects> replicas;
+  std::vector<std::string> warnings;
+};
+
+// `job` must be defaulted and valid (api::ApplyDefaults, api::Validate).
+absl::StatusOr<DesiredObjects> BuildDesiredObjects(const api::DistributedTraining& job,
+                                                   const BuildOptions& options);
+
+}  // namespace disttrain::policy
+
+#endif  // DISTTRAIN_OPERATOR_POLICY_DESIRED_OBJECTS_H_

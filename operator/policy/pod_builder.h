@@ -1,0 +1,36 @@
+// The Pod of one replica of a job, built from the role's template. Pure function; thread-safe.
+#ifndef DISTTRAIN_OPERATOR_POLICY_POD_BUILDER_H_
+#define DISTTRAIN_OPERATOR_POLICY_POD_BUILDER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "operator/api/types.h"
+#include "operator/policy/build_options.h"
+
+namespace disttrain::policy {
+
+struct BuiltPod {
+  nlohmann::json pod;
+  // Things the user should hear about (e.g. a TF_CONFIG of theirs that was replaced).
+  std::vector<std::string> warnings;
+};
+
+// Builds replica `index` of role `type`:
+// - every field of the template is kept; name, namespace, disttrain.io labels and the owner
+//   reference are set; restartPolicy follows the role's policy (ExitCode -> Never);
+// - the main container gets TF_CONFIG (replacing one the user set, with a warning) and, when it
+//   requests no nvidia.com/gpu, CUDA_VISIBLE_DEVICES="" and NVIDIA_VISIBLE_DEVICES=void, each
+//   unless the user set it; a GPU request passes through to the pod untouched;
+// - with spec.tls, the pod mounts the job's CA and its own certificate and key read-only at
+//   /etc/disttrain/tls (tls_secret_builder.h) and the main container gets DISTTRAIN_TLS_DIR;
+// - with a scheduling policy, the gang-scheduling annotation and label name the job's PodGroup,
+//   and its priority class applies when the template sets none.
+absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::ReplicaType type,
+                                  int index, const BuildOptions& options);
+
+}  // namespace disttrain::policy
+
+#endif  // DISTTRAIN_OPERATOR_POLICY_POD_BUILDER_H_

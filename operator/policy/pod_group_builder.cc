@@ -1,0 +1,89 @@
+#include "operator/policy/pod_group_builder.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "operator/api/labels.h"
+#include "operator/api/quantity.h"
+#include "operator/policy/child_meta.h"
+
+namespace disttrain::policy {
+namespace {
+
+using nlohmann::json;
+
+// Adds one pod's resource requests (limits where nothing is requested) to `sum`, in milli units.
+absl::Status AddPodRequests(const json& pod_template, std::map<std::string, int64_t>* sum) {
+  const json& containers = pod_template["spec"]["containers"];
+  for (const json& c : containers) {
+    std::map<std::string, int64_t> per_container;
+    auto resources = c.find("resources");
+    if (resources == c.end() || !resources->is_object()) continue;
+    for (const char* kind : {"limits", "requests"}) {  // requests override limits
+      auto r = resources->find(kind);
+      if (r == resources->end() || !r->is_object()) continue;
+      for (const auto& [name, value] : r->items()) {
+        std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+        absl::StatusOr<int64_t> milli = api::ParseMilliQuantity(text);
+        if (!milli.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat("container \"", c.value("name", ""),
+                                                         "\" resources.", kind, ".", name, ": ",
+                                                         milli.status().message()));
+        }
+        per_container[name] = *milli;
+      }
+    }
+    for (const auto& [name, milli] : per_container) (*sum)[name] += milli;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<json>> BuildPodGroup(const api::DistributedTraining& job,
+                                                  const BuildOptions& options) {
+  const auto& sp = job.spec.run_policy.scheduling_policy;
+  if (!sp) return std::optional<json>();
+
+  int32_t total = 0;
+  for (const auto& [type, spec] : job.spec.replica_specs) total += spec.replicas;
+  const int32_t min_member = sp->min_available.value_or(total);
+
+  std::map<std::string, int64_t> sum;
+  int32_t counted = 0;
+  for (api::ReplicaType type : api::kReplicaTypes) {  // Chief, PS, Worker, Evaluator
+    auto it = job.spec.replica_specs.find(type);
+    if (it == job.spec.replica_specs.end()) continue;
+    for (int i = 0; i < it->second.replicas && counted < min_member; ++i, ++counted) {
+      if (absl::Status s = AddPodRequests(it->second.pod_template, &sum); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "spec.replicaSpecs.", api::ReplicaTypeKey(type), ".template: ", s.message()));
+      }
+    }
+  }
+  json min_resources = json::object();
+  for (const auto& [name, milli] : sum) min_resources[name] = api::FormatMilliQuantity(milli);
+
+  json spec = {{"minMember", min_member}};
+  if (!min_resources.empty()) spec["minResources"] = std::move(min_resources);
+  json group = {{"kind", "PodGroup"}};
+  if (options.gang_scheduler == GangScheduler::kVolcano) {
+    group["apiVersion"] = "scheduling.volcano.sh/v1beta1";
+    if (!sp->queue.empty()) spec["queue"] = sp->queue;
+    if (!sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
+  } else {
+    group["apiVersion"] = "scheduling.x-k8s.io/v1alpha1";
+    if (sp->schedule_timeout_seconds)
+      spec["scheduleTimeoutSeconds"] = *sp->schedule_timeout_seconds;
+  }
+  group["metadata"] = {{"name", job.metadata.name},
+                       {"namespace", job.metadata.namespace_name},
+                       {"labels",
+                        {{job.kind->labels.job_name, job.metadata.name},
+                         {job.kind->labels.owner_key, job.kind->labels.owner_value}}},
+                       {"ownerReferences", json::array({OwnerReference(job)})}};
+  group["spec"] = std::move(spec);
+  return std::optional<json>(std::move(group));
+}
+
+}  // namespace disttrain::policy

@@ -1,0 +1,38 @@
+#include "operator/policy/restart_policy.h"
+
+#include <algorithm>
+
+#include "operator/api/defaults.h"
+
+namespace disttrain::policy {
+
+bool IsBeingReplaced(const api::JobStatus& status, const PodState& pod) {
+  const auto& uids = status.restarting_pods;
+  return std::find(uids.begin(), uids.end(), pod.uid) != uids.end();
+}
+
+RestartTally CountRestarts(const api::JobStatus& status, const std::vector<PodState>& current) {
+  RestartTally tally;
+  for (const auto& [type, rs] : status.replica_statuses) tally.past += rs.past_restarts;
+  for (const PodState& pod : current) {
+    if (!IsBeingReplaced(status, pod)) tally.in_place += pod.restart_count;
+  }
+  return tally;
+}
+
+int32_t BackoffLimit(const api::DistributedTraining& job) {
+  return job.spec.run_policy.backoff_limit.value_or(api::kDefaultBackoffLimit);
+}
+
+bool WithinBackoffLimit(const api::DistributedTraining& job, const RestartTally& tally,
+                        int32_t more) {
+  return tally.total() + more <= BackoffLimit(job);
+}
+
+bool RestartedInPlaceSince(const api::JobStatus& before, const RestartTally& tally) {
+  int32_t recorded = 0;
+  for (const auto& [type, rs] : before.replica_statuses) recorded += rs.restarts - rs.past_restarts;
+  return tally.in_place > recorded;
+}
+
+}  // namespace disttrain::policy
