@@ -54,10 +54,10 @@
 #include "common/certificates.h"
 #include "nlohmann/json.hpp"
 #include "trainer/ps/parameter_server.h"
-#include "trainer/ps/shard_plan.h"
-#include "trainer/ps/transport_security.h"
 #include "trainer/ps/update_rule.h"
-#include "trainer/ps/wire.h"
+#include "trainer/wire/shard_plan.h"
+#include "trainer/wire/transport_security.h"
+#include "trainer/wire/wire.h"
 #include "trainer/worker/ps_client.h"
 
 namespace {

@@ -12,11 +12,11 @@
 #include "trainer/checkpoint/snapshot.h"
 #include "trainer/events.h"
 #include "trainer/metrics/trainer_metrics.h"
-#include "trainer/ps/wire.h"
 #include "trainer/roles.h"
 #include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
 #include "trainer/termination_message.h"
+#include "trainer/wire/wire.h"
 
 namespace disttrain::trainer {
 

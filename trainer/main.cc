@@ -20,9 +20,9 @@
 #include "trainer/launcher/local_launcher.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/options.h"
-#include "trainer/ps/transport_security.h"
-#include "trainer/ps/wire.h"
 #include "trainer/roles.h"
+#include "trainer/wire/transport_security.h"
+#include "trainer/wire/wire.h"
 
 namespace {
 

@@ -53,7 +53,7 @@ struct TrainerOptions {
   std::string eval_source = "ps";  // evaluator: "ps" (over gRPC) or "model-dir"
   // ps 0, stopping: how long it keeps serving the final snapshot until the evaluator fetched it.
   int64_t final_snapshot_seconds = 20;
-  // Mutual TLS (trainer/ps/transport_security.h): ca.crt, tls.crt, tls.key; empty: plaintext.
+  // Mutual TLS (trainer/wire/transport_security.h): ca.crt, tls.crt, tls.key; empty: plaintext.
   // Defaults to $DISTTRAIN_TLS_DIR, which the operator sets for a job with spec.tls.
   std::string tls_dir;
 };

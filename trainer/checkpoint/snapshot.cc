@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "trainer/ps/shard_store.h"
+#include "trainer/wire/chunks.h"
 
 namespace disttrain::trainer {
 

@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "trainer/ps/apply_pool.h"
+#include "trainer/kernels/parallel_for.h"
 
 namespace disttrain::trainer {
 namespace {
@@ -134,8 +134,9 @@ Batch BatchIterator::NextInto(float* x, int32_t* y) {
   if (n * dim * sizeof(float) < (size_t{4} << 20)) {
     copy(0, n);
   } else {
-    ParallelFor((n + kRowsPerBlock - 1) / kRowsPerBlock,
-                [&](size_t b) { copy(b * kRowsPerBlock, std::min(n, (b + 1) * kRowsPerBlock)); });
+    kernels::ParallelFor((n + kRowsPerBlock - 1) / kRowsPerBlock, [&](size_t b) {
+      copy(b * kRowsPerBlock, std::min(n, (b + 1) * kRowsPerBlock));
+    });
   }
   return {x, y, batch_size_, data_->dim};
 }

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "trainer/kernels/parallel_for.h"
 #include "trainer/kernels/update_kernels.h"
-#include "trainer/ps/apply_pool.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -17,7 +17,7 @@ class Adagrad : public UpdateRule {
 
   PushResult Apply(int64_t, const Push& gradient, ShardStore* store) override {
     std::shared_ptr<Accumulators> acc = AccumulatorsOf(store);
-    ParallelFor(store->blocks().size(), [&](size_t i) {
+    kernels::ParallelFor(store->blocks().size(), [&](size_t i) {
       float* a = (*acc)[i].data();
       // The block's gradient, contiguous, in a buffer each thread reuses (cache-warm).
       thread_local std::vector<float> block;

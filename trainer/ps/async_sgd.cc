@@ -3,7 +3,7 @@
 // summed or averaged gradients). Pushes run concurrently: each block is
 // updated under its own lock only, so pushes never wait for each other's other blocks; one
 // push's blocks are spread over the cores.
-#include "trainer/ps/apply_pool.h"
+#include "trainer/kernels/parallel_for.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -14,7 +14,8 @@ class AsyncSgd : public UpdateRule {
   explicit AsyncSgd(float lr) : lr_(lr) {}
 
   PushResult Apply(int64_t, const Push& gradient, ShardStore* store) override {
-    ParallelFor(store->blocks().size(), [&](size_t i) { Axpy(*store, i, -lr_, gradient); });
+    kernels::ParallelFor(store->blocks().size(),
+                         [&](size_t i) { Axpy(*store, i, -lr_, gradient); });
     store->AdvanceStep();
     return {};
   }

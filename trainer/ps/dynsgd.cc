@@ -3,7 +3,7 @@
 // (the push's step). Fresh gradients count fully, late ones less.
 #include <algorithm>
 
-#include "trainer/ps/apply_pool.h"
+#include "trainer/kernels/parallel_for.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -16,7 +16,8 @@ class DynSgd : public UpdateRule {
   PushResult Apply(int64_t step, const Push& gradient, ShardStore* store) override {
     const int64_t staleness = std::max<int64_t>(0, store->global_step() - step);
     const float alpha = -lr_ / static_cast<float>(staleness + 1);
-    ParallelFor(store->blocks().size(), [&](size_t i) { Axpy(*store, i, alpha, gradient); });
+    kernels::ParallelFor(store->blocks().size(),
+                         [&](size_t i) { Axpy(*store, i, alpha, gradient); });
     store->AdvanceStep();
     return {};
   }

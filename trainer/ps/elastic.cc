@@ -1,7 +1,7 @@
 // The server half of asynchronous elastic averaging (EASGD, EAMSGD): a worker pushes the elastic
 // difference E = alpha * (x_worker - theta) and the center variable moves towards it,
 // theta <- theta + E. Each push is one global step; pushes apply concurrently, block by block.
-#include "trainer/ps/apply_pool.h"
+#include "trainer/kernels/parallel_for.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -10,7 +10,8 @@ namespace {
 class Elastic : public UpdateRule {
  public:
   PushResult Apply(int64_t, const Push& difference, ShardStore* store) override {
-    ParallelFor(store->blocks().size(), [&](size_t i) { Axpy(*store, i, 1.0f, difference); });
+    kernels::ParallelFor(store->blocks().size(),
+                         [&](size_t i) { Axpy(*store, i, 1.0f, difference); });
     store->AdvanceStep();
     return {};
   }

@@ -5,9 +5,9 @@
 #include "common/flags.h"
 #include "common/log.h"
 #include "trainer/ps/parameter_server.h"
-#include "trainer/ps/transport_security.h"
-#include "trainer/ps/wire.h"
 #include "trainer/roles.h"
+#include "trainer/wire/transport_security.h"
+#include "trainer/wire/wire.h"
 
 namespace disttrain::trainer {
 

@@ -19,7 +19,7 @@
 #include "absl/functional/function_ref.h"
 #include "trainer/ps/shard_receiver.h"
 #include "trainer/ps/shard_store.h"
-#include "trainer/ps/wire.h"
+#include "trainer/wire/wire.h"
 
 namespace disttrain::trainer {
 

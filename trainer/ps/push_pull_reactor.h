@@ -22,7 +22,7 @@
 #include "trainer/ps/push.h"
 #include "trainer/ps/shard_store.h"
 #include "trainer/ps/update_rule.h"
-#include "trainer/ps/wire.h"
+#include "trainer/wire/wire.h"
 
 namespace disttrain::trainer {
 

@@ -26,14 +26,9 @@
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainer/wire/chunks.h"
 
 namespace disttrain::trainer {
-
-// 128 Ki floats = 512 KiB per chunk and per block, well under gRPC's 4 MiB default message
-// limit. Smaller blocks pin less memory while being sent (an update copies a block a pull is
-// sending): a ps serving 4 workers a 64 MiB model peaked at 2.53x the model with 1 MiB blocks and
-// 2.46x with 512 KiB.
-inline constexpr size_t kChunkElements = 128 * 1024;
 
 // A gradient for every shard a server holds, by shard name.
 using GradientMap = std::map<std::string, std::vector<float>>;

@@ -5,7 +5,7 @@
 // gradients of each step are the ones dropped.
 #include "absl/synchronization/mutex.h"
 #include "trainer/kernels/axpy.h"
-#include "trainer/ps/apply_pool.h"
+#include "trainer/kernels/parallel_for.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
@@ -39,7 +39,7 @@ class SyncSgd : public UpdateRule {
     {
       ShardStore::WholeStep whole(store);
       const std::vector<const float*> acc = BlockSources(sum_, *store);
-      ParallelFor(acc.size(), [&](size_t i) { store->Axpy(i, -lr_ / k_, acc[i]); });
+      kernels::ParallelFor(acc.size(), [&](size_t i) { store->Axpy(i, -lr_ / k_, acc[i]); });
       count_ = 0;
     }
     return {};

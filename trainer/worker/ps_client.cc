@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "trainer/metrics/trainer_metrics.h"
-#include "trainer/ps/shard_store.h"
-#include "trainer/ps/transport_security.h"
+#include "trainer/wire/chunks.h"
+#include "trainer/wire/transport_security.h"
 #include "trainer/worker/push_pull_call.h"
 
 namespace disttrain::trainer {

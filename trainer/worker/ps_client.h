@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "disttrain/trainer/v1/parameter_server.grpc.pb.h"
 #include "trainer/models/model.h"
-#include "trainer/ps/shard_plan.h"
+#include "trainer/wire/shard_plan.h"
 
 namespace disttrain::trainer {
 

@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "trainer/ps/shard_store.h"
+#include "trainer/wire/chunks.h"
 
 namespace disttrain::trainer {
 

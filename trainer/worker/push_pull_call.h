@@ -18,8 +18,8 @@
 #include "absl/time/time.h"
 #include "disttrain/trainer/v1/parameter_server.pb.h"
 #include "trainer/models/model.h"
-#include "trainer/ps/shard_plan.h"
-#include "trainer/ps/wire.h"
+#include "trainer/wire/shard_plan.h"
+#include "trainer/wire/wire.h"
 
 namespace disttrain::trainer {
 

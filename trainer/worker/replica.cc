@@ -12,13 +12,13 @@
 #include "trainer/events.h"
 #include "trainer/kernels/axpy.h"
 #include "trainer/kernels/mlp_kernels.h"
+#include "trainer/kernels/parallel_for.h"
 #include "trainer/metrics/trainer_metrics.h"
-#include "trainer/ps/apply_pool.h"
-#include "trainer/ps/wire.h"
 #include "trainer/roles.h"
 #include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
 #include "trainer/termination_message.h"
+#include "trainer/wire/wire.h"
 #include "trainer/worker/gpu_placement.h"
 #include "trainer/worker/ps_client.h"
 #include "trainer/worker/schemes/worker_scheme.h"
@@ -403,7 +403,7 @@ float Replica::Gradient(const Params& at, Params* grads) {
   if (towers_ == 1) return TowerGradient(0, at, batches[0], grads);
   tower_grads_.resize(towers_);
   std::vector<float> losses(towers_);
-  ParallelFor(towers_, [&](size_t t) {
+  kernels::ParallelFor(towers_, [&](size_t t) {
     losses[t] = TowerGradient(static_cast<int>(t), at, batches[t], &tower_grads_[t]);
   });
   *grads = tower_grads_[0];

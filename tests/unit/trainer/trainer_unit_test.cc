@@ -11,8 +11,8 @@
 #include "trainer/data/dataset.h"
 #include "trainer/models/model.h"
 #include "trainer/models/model_factory.h"
-#include "trainer/ps/shard_plan.h"
 #include "trainer/ps/update_rule.h"
+#include "trainer/wire/shard_plan.h"
 
 namespace disttrain::trainer {
 namespace {

@@ -1,7 +1,7 @@
 // Mutual TLS between a real parameter server and the replicas' C++ client on loopback: a client
 // with a certificate of the job's CA trains; one without a certificate, with another CA's or with
 // an expired one is refused, and so is a server the client's CA did not sign.
-#include "trainer/ps/transport_security.h"
+#include "trainer/wire/transport_security.h"
 
 #include <grpcpp/grpcpp.h>
 

@@ -1,8 +1,8 @@
 // How variables are split across parameter servers: balanced by bytes, with variables larger
 // than a server's fair share split into several shards. Every task computes the same plan from
 // the model and the number of ps tasks. Pure function; thread-safe.
-#ifndef DISTTRAIN_TRAINER_PS_SHARD_PLAN_H_
-#define DISTTRAIN_TRAINER_PS_SHARD_PLAN_H_
+#ifndef DISTTRAIN_TRAINER_WIRE_SHARD_PLAN_H_
+#define DISTTRAIN_TRAINER_WIRE_SHARD_PLAN_H_
 
 #include <string>
 #include <vector>
@@ -26,4 +26,4 @@ std::vector<size_t> ElementsPerPs(const std::vector<Shard>& plan, int num_ps);
 
 }  // namespace disttrain::trainer
 
-#endif  // DISTTRAIN_TRAINER_PS_SHARD_PLAN_H_
+#endif  // DISTTRAIN_TRAINER_WIRE_SHARD_PLAN_H_

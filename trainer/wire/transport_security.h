@@ -4,8 +4,8 @@
 // of this process requires a client certificate signed by the job's CA, and every channel
 // presents its own and checks that the server's is the job CA's and names the host dialled.
 // Until then (no --tls-dir) both are plaintext. Thread-safe.
-#ifndef DISTTRAIN_TRAINER_PS_TRANSPORT_SECURITY_H_
-#define DISTTRAIN_TRAINER_PS_TRANSPORT_SECURITY_H_
+#ifndef DISTTRAIN_TRAINER_WIRE_TRANSPORT_SECURITY_H_
+#define DISTTRAIN_TRAINER_WIRE_TRANSPORT_SECURITY_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -38,4 +38,4 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials();
 
 }  // namespace disttrain::trainer
 
-#endif  // DISTTRAIN_TRAINER_PS_TRANSPORT_SECURITY_H_
+#endif  // DISTTRAIN_TRAINER_WIRE_TRANSPORT_SECURITY_H_

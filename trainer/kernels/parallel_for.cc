@@ -1,4 +1,4 @@
-#include "trainer/ps/apply_pool.h"
+#include "trainer/kernels/parallel_for.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 
-namespace disttrain::trainer {
+namespace disttrain::kernels {
 namespace {
 
 class Pool {
@@ -93,4 +93,4 @@ void ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   pool->Run(n, fn);
 }
 
-}  // namespace disttrain::trainer
+}  // namespace disttrain::kernels

@@ -1,6 +1,6 @@
 // The hand-written chunk encoding is protobuf: generated code parses what it writes, and it
 // parses what generated code writes, however gRPC splits the bytes into slices.
-#include "trainer/ps/wire.h"
+#include "trainer/wire/wire.h"
 
 #include <cstring>
 

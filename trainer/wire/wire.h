@@ -8,8 +8,8 @@
 // framing is parsed across gRPC's slices and the values are copied once, straight into their
 // destination. The bytes are valid protobuf, so any generated client interoperates.
 // Thread-compatible functions.
-#ifndef DISTTRAIN_TRAINER_PS_WIRE_H_
-#define DISTTRAIN_TRAINER_PS_WIRE_H_
+#ifndef DISTTRAIN_TRAINER_WIRE_WIRE_H_
+#define DISTTRAIN_TRAINER_WIRE_WIRE_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -112,4 +112,4 @@ class Decoded {
 
 }  // namespace disttrain::trainer::wire
 
-#endif  // DISTTRAIN_TRAINER_PS_WIRE_H_
+#endif  // DISTTRAIN_TRAINER_WIRE_WIRE_H_

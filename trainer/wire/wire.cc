@@ -1,4 +1,4 @@
-#include "trainer/ps/wire.h"
+#include "trainer/wire/wire.h"
 
 #include <malloc.h>
 
@@ -16,7 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "trainer/ps/transport_security.h"
+#include "trainer/wire/transport_security.h"
 
 namespace disttrain::trainer::wire {
 namespace {

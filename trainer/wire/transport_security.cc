@@ -1,4 +1,4 @@
-#include "trainer/ps/transport_security.h"
+#include "trainer/wire/transport_security.h"
 
 #include <fstream>
 #include <optional>

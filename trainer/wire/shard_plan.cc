@@ -1,4 +1,4 @@
-#include "trainer/ps/shard_plan.h"
+#include "trainer/wire/shard_plan.h"
 
 #include <algorithm>
 #include <numeric>
