@@ -1,10 +1,5 @@
 #include "operator/policy/tls_secret_builder.h"
 
-#include <openssl/bio.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509_vfy.h>
-
 #include "absl/strings/escaping.h"
 #include "absl/time/clock.h"
 #include "common/certificates.h"
@@ -12,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "operator/policy/pod_builder.h"
 #include "tests/unit/testing/job_builder.h"
+#include "tests/unit/testing/x509_chain.h"
 
 namespace disttrain::policy {
 namespace {
@@ -28,26 +24,8 @@ std::string Decoded(const json& secret, const std::string& key) {
   return out;
 }
 
-// OpenSSL's chain verification of `leaf` against `ca` alone.
 bool Verifies(const std::string& ca, const std::string& leaf) {
-  auto parse = [](const std::string& pem) {
-    BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-    X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
-    BIO_free(bio);
-    return cert;
-  };
-  X509* root = parse(ca);
-  X509* cert = parse(leaf);
-  X509_STORE* store = X509_STORE_new();
-  X509_STORE_add_cert(store, root);
-  X509_STORE_CTX* ctx = X509_STORE_CTX_new();
-  X509_STORE_CTX_init(ctx, store, cert, nullptr);
-  const bool ok = X509_verify_cert(ctx) == 1;
-  X509_STORE_CTX_free(ctx);
-  X509_STORE_free(store);
-  X509_free(cert);
-  X509_free(root);
-  return ok;
+  return ::disttrain::testing::VerifyChain(ca, leaf) == X509_V_OK;
 }
 
 api::DistributedTraining TlsJob() {
