@@ -96,9 +96,16 @@ std::shared_ptr<const Checkpoint> SnapshotSlot::WaitNewer(int64_t after_step, ab
   auto ready = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return closed_ || (newest_ != nullptr && newest_->global_step > after_step);
   };
+  ++waiting_;
   mu_.AwaitWithDeadline(absl::Condition(&ready), deadline);
+  --waiting_;
   if (closed_ || newest_ == nullptr || newest_->global_step <= after_step) return nullptr;
   return newest_;
+}
+
+int SnapshotSlot::waiting() const {
+  absl::MutexLock lock(&mu_);
+  return waiting_;
 }
 
 void SnapshotSlot::Delivered(int64_t step) {

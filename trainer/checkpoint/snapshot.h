@@ -44,6 +44,8 @@ class SnapshotSlot {
   std::shared_ptr<const Checkpoint> WaitNewer(int64_t after_step, absl::Time deadline);
   // A reader received every part of the snapshot at `step`.
   void Delivered(int64_t step);
+  // WaitNewer calls blocked now (tests observe a fetch that waits).
+  int waiting() const;
   // A reader asked for a snapshot: an evaluator follows this server.
   void Asked();
   bool asked() const;
@@ -60,6 +62,7 @@ class SnapshotSlot {
   int64_t delivered_step_ ABSL_GUARDED_BY(mu_) = -1;
   bool asked_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 absl::Status PublishSnapshot(v1::ParameterServer::StubInterface* stub, const Checkpoint& snapshot);

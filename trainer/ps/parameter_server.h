@@ -61,6 +61,11 @@ class ParameterServer final
   std::shared_ptr<ShardStore> store(int partition) const override;
   UpdateRule& rule(int partition) override { return *rules_[partition]; }
   const std::string& incarnation() const override { return incarnation_; }
+  void Observe(CallEvent event) override {
+    observed_[static_cast<int>(event)].fetch_add(1, std::memory_order_relaxed);
+  }
+  // How often PushPull calls reported `event` since the start (tests).
+  int64_t observed(CallEvent event) const { return observed_[static_cast<int>(event)].load(); }
 
  private:
   std::vector<std::unique_ptr<UpdateRule>> rules_;  // by partition
@@ -70,6 +75,7 @@ class ParameterServer final
   std::vector<std::shared_ptr<ShardStore>> stores_ ABSL_GUARDED_BY(mu_);  // by partition
   SnapshotSlot snapshot_;
   std::atomic<bool> stop_{false};
+  std::atomic<int64_t> observed_[2] = {};
   std::thread ticker_;  // expires the deadlines of waiting pulls
 };
 

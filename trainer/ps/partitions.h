@@ -21,6 +21,13 @@ class Partitions {
   virtual UpdateRule& rule(int partition) = 0;
   // Changes when the server restarts: a worker seeing another one knows its state is gone.
   virtual const std::string& incarnation() const = 0;
+  // What a call tells its server as it goes (counted: tests observe the server's progress
+  // instead of sleeping).
+  enum class CallEvent {
+    kChunkRead,  // a chunk of a push was read
+    kEnded,      // the call ended (its reactor's OnDone)
+  };
+  virtual void Observe(CallEvent event) = 0;
 };
 
 }  // namespace disttrain::trainer

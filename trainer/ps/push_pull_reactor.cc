@@ -77,6 +77,7 @@ void PushPullReactor::Admitted() {
 
 void PushPullReactor::OnChunk(bool ok) {
   if (ok) {
+    server_->Observe(Partitions::CallEvent::kChunkRead);
     if (!decoded_.Parse(in_))
       return Fail(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, decoded_.error()));
     if (!decoded_.is_chunk()) {
@@ -178,6 +179,7 @@ void PushPullReactor::EndPush() {
 
 void PushPullReactor::OnDone() {
   EndPush();
+  server_->Observe(Partitions::CallEvent::kEnded);
   delete this;
 }
 

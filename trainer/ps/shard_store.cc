@@ -136,6 +136,11 @@ void ShardStore::WhenStepReaches(int64_t min_step, absl::Time deadline, std::fun
   fn();
 }
 
+int ShardStore::waiting_pulls() const {
+  absl::MutexLock lock(&step_mu_);
+  return static_cast<int>(waiters_.size());
+}
+
 void ShardStore::ExpireWaiters(absl::Time now) {
   std::vector<std::function<void()>> ready;
   {

@@ -103,6 +103,8 @@ class ShardStore {
   void WhenStepReaches(int64_t min_step, absl::Time deadline, std::function<void()> fn);
   // Runs the waiters whose deadline passed.
   void ExpireWaiters(absl::Time now);
+  // Pulls waiting for a step now (tests observe a pull that waits).
+  int waiting_pulls() const;
   // Runs every waiter now (the store is being replaced or the server stops).
   void Close();
 

@@ -36,6 +36,17 @@ v1::PushPullRequest Chunk(const std::string& shard, uint64_t offset, std::string
   return r;
 }
 
+// Polls (at most `bound`) until `observed` holds: a test waits for what the server did, never
+// sleeps to let it happen.
+bool Eventually(const std::function<bool()>& observed, absl::Duration bound = absl::Seconds(20)) {
+  const absl::Time end = absl::Now() + bound;
+  while (!observed()) {
+    if (absl::Now() > end) return false;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  return true;
+}
+
 class ParameterServerTest : public ::testing::Test {
  protected:
   void Start(std::unique_ptr<UpdateRule> rule, int push_buffers = 1) {
@@ -132,7 +143,10 @@ class ParameterServerTest : public ::testing::Test {
     auto w = stub_->PushPull(&ctx);
     for (size_t i = 0; i < msgs.size(); ++i) {
       if (cancel_after > 0 && i == cancel_after) {
-        absl::SleepFor(absl::Milliseconds(100));  // the server reads what was sent first
+        // The server has read the chunks sent so far (messages 1..i-1) before the cancel.
+        const int64_t chunks = static_cast<int64_t>(i) - 1;
+        EXPECT_TRUE(Eventually(
+            [&] { return service_->observed(Partitions::CallEvent::kChunkRead) >= chunks; }));
         ctx.TryCancel();
         break;
       }
@@ -176,9 +190,9 @@ TEST_F(ParameterServerTest, ACancelledPushChangesNothing) {
   // Header plus the first of three chunks: about a quarter of the gradient.
   grpc::Status s = Push("w0", 0, kAsIs, /*cancel_after=*/2);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::CANCELLED) << s.error_message();
-  // The client sees CANCELLED at once; give the server's handler time to unwind (a broken one
-  // applies what it read), then a complete push must be the only update.
-  absl::SleepFor(absl::Milliseconds(300));
+  // The client sees CANCELLED at once; once the server's call has ended (a broken one applies
+  // what it read), a complete push must be the only update.
+  ASSERT_TRUE(Eventually([&] { return service_->observed(Partitions::CallEvent::kEnded) == 1; }));
   ExpectUnchanged();
   ASSERT_TRUE(Push("w0", 0, kAsIs).ok());
   auto [values, step] = Pull();
@@ -241,7 +255,10 @@ TEST_F(ParameterServerTest, ACallThatEndsWhileItsPushWaitsForItsTurnIsForgotten)
     b_ctx.TryCancel();
     EXPECT_EQ(b->Finish().error_code(), grpc::StatusCode::CANCELLED);
   }
-  absl::SleepFor(absl::Milliseconds(200));  // the server ends B's call (OnDone) meanwhile
+  // B's call cannot end while its push waits for A's turn (no read holds it): it ends once it
+  // gets the turn. (The server may learn only then that B went away: a cancelled client is seen
+  // by a failed read or write, and B's pull was written before it left.)
+  EXPECT_EQ(service_->observed(Partitions::CallEvent::kEnded), 0);
   // A finishes: the turn passes to B's ended call, which must only hand it on.
   ASSERT_TRUE(a->Write(Chunk("w/0", kChunkElements, Bytes(ones, kChunkElements, kChunkElements))));
   ASSERT_TRUE(a->Write(Chunk("b/0", 0, Bytes(ones, 0, kSmall))));
@@ -251,6 +268,8 @@ TEST_F(ParameterServerTest, ACallThatEndsWhileItsPushWaitsForItsTurnIsForgotten)
   }
   ASSERT_TRUE(a->Finish().ok());
   ASSERT_TRUE(Push("c", 0, kAsIs).ok()) << "the turn came back";
+  EXPECT_TRUE(Eventually([&] { return service_->observed(Partitions::CallEvent::kEnded) == 3; }))
+      << "A's, B's and C's calls ended";
   auto [values, step] = Pull();
   EXPECT_EQ(step, 2) << "A's and C's pushes, not B's";
   EXPECT_EQ(values["w/0"][9], big_[9] - 1.0f);
@@ -275,7 +294,8 @@ TEST_F(ParameterServerTest, ASyncPullWaitsForTheStepItAsksFor) {
     EXPECT_TRUE(Push("w0", 1, kAsIs, 0, &waited, 2, 20'000).ok());
     answered = true;
   });
-  absl::SleepFor(absl::Milliseconds(300));
+  // The server holds w0's pull, waiting for step 2.
+  ASSERT_TRUE(Eventually([&] { return service_->store(0)->waiting_pulls() == 1; }));
   EXPECT_FALSE(answered) << "the pull did not wait for step 2";
   ASSERT_TRUE(Push("w1", 1, kAsIs).ok());
   w0.join();
@@ -365,7 +385,8 @@ TEST_F(ParameterServerTest, KeepsTheNewestSnapshotForTheEvaluator) {
   EXPECT_EQ(FetchSnapshot(stub_.get(), 100, absl::Milliseconds(50)).status().code(),
             absl::StatusCode::kNotFound);
   std::thread later([&] {
-    absl::SleepFor(absl::Milliseconds(100));
+    // Published while the fetch below waits for it.
+    EXPECT_TRUE(Eventually([&] { return service_->snapshots().waiting() == 1; }));
     Checkpoint newer = c;
     newer.global_step = 200;
     EXPECT_TRUE(PublishSnapshot(stub_.get(), newer).ok());
