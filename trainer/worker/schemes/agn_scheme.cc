@@ -13,23 +13,17 @@ class Agn : public WorkerScheme {
 
   float Round(const Params& pulled, const GradientFn& gradient, Params* commit) override {
     local_ = pulled;
-    double loss = 0;
-    for (int k = 0; k < lambda_; ++k) {
-      loss += gradient(local_, &g_);
-      if (k == 0) {
-        *commit = g_;
-      } else {
-        AddScaled(commit, 1.0f, g_);
-      }
-      if (k + 1 < lambda_) AddScaled(&local_, -lr_, g_);
-    }
+    const float loss =
+        SumLocalGradients(lambda_, gradient, &local_, &g_, commit, [&](const Params& g, bool last) {
+          if (!last) AddScaled(&local_, -lr_, g);
+        });
     if (lambda_ > 1) {
       const float inv = 1.0f / static_cast<float>(lambda_);
       for (std::vector<float>& v : *commit) {
         for (float& x : v) x *= inv;
       }
     }
-    return static_cast<float>(loss / lambda_);
+    return loss;
   }
   int local_steps() const override { return lambda_; }
 

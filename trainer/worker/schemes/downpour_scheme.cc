@@ -23,29 +23,22 @@ class Downpour : public WorkerScheme {
     if (adagrad_ && acc_.empty()) {
       for (const std::vector<float>& v : pulled) acc_.emplace_back(v.size(), initial_);
     }
-    double loss = 0;
-    for (int k = 0; k < lambda_; ++k) {
-      loss += gradient(local_, &g_);
-      if (k == 0) {
-        *commit = g_;
-      } else {
-        AddScaled(commit, 1.0f, g_);
-      }
-      // The last local step's variables would be replaced by the next pull; its gradient still
-      // counts in the Adagrad accumulators.
-      const bool last = k + 1 == lambda_;
-      if (adagrad_) {
-        for (size_t v = 0; v < g_.size(); ++v) {
-          for (size_t i = 0; i < g_[v].size(); ++i) {
-            acc_[v][i] += g_[v][i] * g_[v][i];
-            if (!last) local_[v][i] -= lr_ * g_[v][i] / std::sqrt(acc_[v][i]);
-          }
-        }
-      } else if (!last) {
-        AddScaled(&local_, -lr_, g_);
-      }
-    }
-    return static_cast<float>(loss / lambda_);
+    // The last local step's variables would be replaced by the next pull; its gradient still
+    // counts in the Adagrad accumulators.
+    return SumLocalGradients(lambda_, gradient, &local_, &g_, commit,
+                             [&](const Params& g, bool last) {
+                               if (adagrad_) {
+                                 for (size_t v = 0; v < g.size(); ++v) {
+                                   for (size_t i = 0; i < g[v].size(); ++i) {
+                                     acc_[v][i] += g[v][i] * g[v][i];
+                                     if (!last)
+                                       local_[v][i] -= lr_ * g[v][i] / std::sqrt(acc_[v][i]);
+                                   }
+                                 }
+                               } else if (!last) {
+                                 AddScaled(&local_, -lr_, g);
+                               }
+                             });
   }
   int local_steps() const override { return lambda_; }
   void Reset() override { acc_.clear(); }

@@ -8,6 +8,22 @@ void AddScaled(Params* y, float a, const Params& x) {
   for (size_t v = 0; v < x.size(); ++v) kernels::Axpy(a, x[v], (*y)[v]);
 }
 
+float SumLocalGradients(int lambda, const WorkerScheme::GradientFn& gradient, Params* local,
+                        Params* g, Params* sum,
+                        absl::FunctionRef<void(const Params& g, bool last)> step) {
+  double loss = 0;
+  for (int k = 0; k < lambda; ++k) {
+    loss += gradient(*local, g);
+    if (k == 0) {
+      *sum = *g;
+    } else {
+      AddScaled(sum, 1.0f, *g);
+    }
+    step(*g, k + 1 == lambda);
+  }
+  return static_cast<float>(loss / lambda);
+}
+
 std::unique_ptr<WorkerScheme> MakeWorkerScheme(const SchemeConfig& c, int replica_rank) {
   switch (c.scheme) {
     case Scheme::kDownpour:

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "trainer/models/model.h"
 #include "trainer/schemes/scheme.h"
 
@@ -44,6 +45,14 @@ std::unique_ptr<WorkerScheme> MakeElasticScheme(const SchemeConfig& config);
 
 // y += a * x for every variable.
 void AddScaled(Params* y, float a, const Params& x);
+
+// The window of local steps of downpour and agn: `lambda` times, the gradient at `*local` goes
+// into `*g` and is summed into `*sum` (the first one replaces it), then `step(g, last)` moves
+// `*local` (`last`: the window's final step, whose variables the next pull replaces). `*local`
+// starts as the caller left it. Returns the mean loss of the window.
+float SumLocalGradients(int lambda, const WorkerScheme::GradientFn& gradient, Params* local,
+                        Params* g, Params* sum,
+                        absl::FunctionRef<void(const Params& g, bool last)> step);
 
 }  // namespace disttrain::trainer
 
