@@ -64,21 +64,13 @@ using runtime::EventType;
 
 JobReconciler::JobReconciler(ReconcilerDeps deps) : deps_(std::move(deps)) {}
 
-void JobReconciler::ForgetPod(const std::string& uid) {
-  absl::MutexLock lock(&mu_);
-  deleting_.erase(uid);
-}
+void JobReconciler::ForgetPod(const std::string& uid) { expectations_.PodGone(uid); }
 
-bool JobReconciler::Deleted(const std::string& uid) {
-  absl::MutexLock lock(&mu_);
-  return deleting_.count(uid) > 0;
-}
+bool JobReconciler::Deleted(const std::string& uid) { return expectations_.IsDeleting(uid); }
 
 absl::Time JobReconciler::FirstPassTime(const std::string& key, const std::string& uid,
                                         absl::Time now) {
-  absl::MutexLock lock(&mu_);
-  auto it = first_pass_.find(key);
-  return it != first_pass_.end() && it->second.first == uid ? it->second.second : now;
+  return expectations_.FirstPassTime(key, uid, now);
 }
 
 // A new job's first pass creates its pods, and the status it would write (Created, no pod
@@ -97,26 +89,15 @@ bool JobReconciler::FirstWriteWaits(const Pass& p) const {
 }
 
 bool JobReconciler::BehindOwnWrite(const std::string& key, const json& cached) {
-  absl::MutexLock lock(&mu_);
-  auto it = replaced_.find(key);
-  if (it == replaced_.end()) return false;
-  const auto& [rv, when] = it->second;
-  if (rv == cached.value("/metadata/resourceVersion"_json_pointer, "") &&
-      deps_.clock->Now() - when < kCacheCatchUpLimit) {
-    return true;
-  }
-  replaced_.erase(it);  // caught up (or waited long enough: a 409 will tell)
-  return false;
+  return expectations_.BehindOwnWrite(key,
+                                      cached.value("/metadata/resourceVersion"_json_pointer, ""),
+                                      deps_.clock->Now(), kCacheCatchUpLimit);
 }
 
 absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
   runtime::ObjectPtr cached = deps_.jobs->Get(key);
   if (cached == nullptr) {  // deleted: the GC removes its objects
-    {
-      absl::MutexLock lock(&mu_);
-      replaced_.erase(key);
-      first_pass_.erase(key);
-    }
+    expectations_.JobGone(key);
     // Kueue's in-use finalizer keeps a deleted job's Workload (and its quota) until its pods
     // are gone.
     return runtime::ReconcileResult{ReleaseOrphanWorkloads(key)};
@@ -192,15 +173,12 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   // Nothing is replaced unless the status counting it is written: a failed write leaves the
   // failed pods in place, and the next pass counts them again, once.
   if (FirstWriteWaits(p)) {
-    absl::MutexLock lock(&mu_);
-    first_pass_[runtime::ObjectKey(*p.object)] = {p.job.metadata.uid, p.started};
+    expectations_.FirstWriteWaits(runtime::ObjectKey(*p.object), p.job.metadata.uid, p.started);
     p.Requeue(kFirstWriteWait);
   } else {
     if (absl::Status s = WriteStatus(p); !s.ok()) return s;
-    if (!FindCondition(p.original, kCreated)) {
-      absl::MutexLock lock(&mu_);
-      first_pass_.erase(runtime::ObjectKey(*p.object));
-    }
+    if (!FindCondition(p.original, kCreated))
+      expectations_.FirstWriteDone(runtime::ObjectKey(*p.object));
   }
   if (p.cleanup_after_write) Cleanup(p);
   ReplaceFailedPods(p);
@@ -430,9 +408,9 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
   absl::Status s =
       deps_.client->Patch(*deps_.api->resource, ns, name, kube::PatchType::kMerge, patch, "status");
   if (s.ok()) {
-    absl::MutexLock lock(&mu_);
-    replaced_[absl::StrCat(ns, "/", name)] = {
-        p.object->value("/metadata/resourceVersion"_json_pointer, ""), deps_.clock->Now()};
+    expectations_.WroteStatus(absl::StrCat(ns, "/", name), p.job.metadata.uid,
+                              p.object->value("/metadata/resourceVersion"_json_pointer, ""),
+                              deps_.clock->Now());
   }
   if (!s.ok() && !kube::IsNotFound(s)) return s;
   return absl::OkStatus();

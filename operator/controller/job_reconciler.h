@@ -16,6 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "operator/controller/expectations.h"
 #include "operator/controller/job_api.h"
 #include "operator/kube/kube_client.h"
 #include "operator/policy/build_options.h"
@@ -137,19 +138,13 @@ class JobReconciler : public runtime::Reconciler {
   absl::Status DeletePod(Pass& p, const policy::PodState& pod, bool with_service);
   bool Deleted(const std::string& uid);
 
+ public:
+  // What this reconciler remembers between passes (tests check it is pruned).
+  const Expectations& expectations() const { return expectations_; }
+
+ private:
   const ReconcilerDeps deps_;
-  absl::Mutex mu_;
-  // Pods this process deleted, until the informer sees them gone: a stale cache must not make
-  // the operator delete them again (restart counting does not rely on this: see restartingPods).
-  std::set<std::string> deleting_ ABSL_GUARDED_BY(mu_);
-  // Job UID -> passes in a row whose pod or Service creation failed.
-  std::map<std::string, int> create_failures_ ABSL_GUARDED_BY(mu_);
-  // Job key -> the resourceVersion its last successful status write replaced, and when.
-  std::map<std::string, std::pair<std::string, absl::Time>> replaced_ ABSL_GUARDED_BY(mu_);
-  // Job key -> (UID, when its first pass ran) for new jobs whose first status write waits.
-  std::map<std::string, std::pair<std::string, absl::Time>> first_pass_ ABSL_GUARDED_BY(mu_);
-  // UIDs of finished jobs whose PodGroup this process deleted.
-  std::set<std::string> pod_groups_deleted_ ABSL_GUARDED_BY(mu_);
+  Expectations expectations_;
 };
 
 }  // namespace disttrain::controller

@@ -169,20 +169,14 @@ bool JobReconciler::CreateMissing(Pass& p) {
 }
 
 void JobReconciler::CreatedEverything(Pass& p) {
-  {
-    absl::MutexLock lock(&mu_);
-    create_failures_.erase(p.job.metadata.uid);
-  }
+  expectations_.CreatedAll(runtime::ObjectKey(*p.object));
   SetCondition(&p.status, kReplicaFailure, false, "PodsCreated", "every missing pod was created",
                p.now);
 }
 
 void JobReconciler::ReportCreateFailures(Pass& p, const absl::Status& first, bool permanent) {
-  int in_a_row = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    in_a_row = ++create_failures_[p.job.metadata.uid];
-  }
+  const int in_a_row =
+      expectations_.CreateFailed(runtime::ObjectKey(*p.object), p.job.metadata.uid);
   if (!permanent && in_a_row < kCreateFailuresBeforeCondition) return;
   // The job keeps retrying (with backoff): a quota freed or a PriorityClass created later lets
   // it start. activeDeadlineSeconds, when set, bounds the wait.
@@ -321,10 +315,7 @@ void JobReconciler::Cleanup(Pass& p) {
       p.Error("FailedDeletePod", results[i]);
       continue;
     }
-    {
-      absl::MutexLock lock(&mu_);
-      deleting_.insert(doomed[i]->uid);
-    }
+    { expectations_.Deleting(doomed[i]->uid); }
     deleted.push_back(doomed[i]->name);
     if (policy == api::CleanPodPolicy::kAll && p.services.count(doomed[i]->name)) {
       services.push_back({&kube::kServices, ns, doomed[i]->name, {}});
@@ -343,18 +334,15 @@ void JobReconciler::DeletePodGroup(Pass& p) {
   // A finished job's PodGroup would keep its minResources reserved in the gang scheduler.
   // Deleted once per job and process; a failed delete is retried by the next pass.
   if (!p.job.spec.run_policy.scheduling_policy) return;
-  {
-    absl::MutexLock lock(&mu_);
-    if (pod_groups_deleted_.count(p.job.metadata.uid)) return;
-  }
+  const std::string key = runtime::ObjectKey(*p.object);
+  if (expectations_.IsPodGroupDeleted(key, p.job.metadata.uid)) return;
   absl::Status s =
       deps_.client->Delete(PodGroupResource(), p.job.metadata.namespace_name, p.job.metadata.name);
   if (!s.ok() && !kube::IsNotFound(s)) {
     p.Error("FailedDeletePodGroup", s);
     return;
   }
-  absl::MutexLock lock(&mu_);
-  pod_groups_deleted_.insert(p.job.metadata.uid);
+  expectations_.PodGroupDeleted(key, p.job.metadata.uid);
 }
 
 void JobReconciler::DeleteAfterTtl(Pass& p) {
@@ -383,10 +371,7 @@ absl::Status JobReconciler::DeletePod(Pass& p, const PodState& pod, bool with_se
   // NotFound: already gone. Conflict: the UID precondition failed, so this pod is gone too and
   // one of the same name replaced it.
   if (!s.ok() && !kube::IsNotFound(s) && !kube::IsConflict(s)) return s;
-  {
-    absl::MutexLock lock(&mu_);
-    deleting_.insert(pod.uid);
-  }
+  { expectations_.Deleting(pod.uid); }
   if (with_service && p.services.count(pod.name)) {
     absl::Status sv =
         deps_.client->Delete(kube::kServices, p.job.metadata.namespace_name, pod.name);

@@ -249,6 +249,22 @@ TEST(JobReconcilerFailureTest, AJobThatTurnsItOffGetsNoNetworkPolicy) {
   EXPECT_EQ(h.PodNames().size(), 4u);
 }
 
+// What the reconciler remembers of a job goes with the job: a gang job that failed to create
+// pods, finished (its PodGroup deleted) and was deleted leaves nothing behind.
+TEST(JobReconcilerFailureTest, ADeletedJobLeavesNothingInTheReconcilersMemory) {
+  Harness h(GangJob());
+  h.client.FailNext("create", "pods", Unavailable());
+  EXPECT_FALSE(h.Pass().ok());
+  ASSERT_TRUE(h.Pass().ok());
+  h.SetPod("dist-chief-0", "Succeeded");
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_EQ(h.State(), kSucceeded);
+  EXPECT_GT(h.reconciler->expectations().jobs(), 0u);
+  ASSERT_TRUE(h.client.Delete(kube::kDistributedTrainings, "default", "dist", {}).ok());
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.reconciler->expectations().jobs(), 0u);
+}
+
 // spec.tls: the Secret comes before the pods that mount it, once; the job keeps it.
 TEST(JobReconcilerFailureTest, ATlsJobsSecretIsCreatedBeforeItsPods) {
   json job = JobJson();

@@ -1,0 +1,80 @@
+// What the reconciler remembers between passes (the Kubernetes controllers' "expectations"):
+// what this process did that the informers' caches may not show yet, and what a job's next pass
+// needs from its last one. One object, one lock; a job's entries go when it is deleted
+// (JobGone), a pod's when the informer sees it gone (PodGone), so nothing grows with the jobs
+// that came and went. Thread-safe.
+#ifndef DISTTRAIN_OPERATOR_CONTROLLER_EXPECTATIONS_H_
+#define DISTTRAIN_OPERATOR_CONTROLLER_EXPECTATIONS_H_
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace disttrain::controller {
+
+class Expectations {
+ public:
+  // Pods this process deleted, until the informer sees them gone: a stale cache must not make
+  // the operator delete them again.
+  void Deleting(const std::string& pod_uid);
+  bool IsDeleting(const std::string& pod_uid) const;
+  void PodGone(const std::string& pod_uid);
+
+  // Passes in a row whose pod or Service creation failed, for job `key` (namespace/name) of UID
+  // `uid` (a job recreated under the same name starts again from zero). Returns the new count.
+  int CreateFailed(const std::string& key, const std::string& uid);
+  void CreatedAll(const std::string& key);
+
+  // The job's last successful status write replaced resourceVersion `rv` at `when`: a pass that
+  // still finds `rv` cached is behind its own write, for at most `limit` (then a 409 will tell).
+  void WroteStatus(const std::string& key, const std::string& uid, const std::string& rv,
+                   absl::Time when);
+  bool BehindOwnWrite(const std::string& key, const std::string& cached_rv, absl::Time now,
+                      absl::Duration limit);
+
+  // A new job's first pass left its status write to the next pass: when it ran, for the start
+  // time that pass writes. FirstPassTime is `now` for a job without one (or another UID).
+  void FirstWriteWaits(const std::string& key, const std::string& uid, absl::Time started);
+  absl::Time FirstPassTime(const std::string& key, const std::string& uid, absl::Time now) const;
+  void FirstWriteDone(const std::string& key);
+
+  // A finished job's PodGroup, deleted once per job and process.
+  void PodGroupDeleted(const std::string& key, const std::string& uid);
+  bool IsPodGroupDeleted(const std::string& key, const std::string& uid) const;
+
+  // Job `key` was deleted: everything remembered of it goes.
+  void JobGone(const std::string& key);
+
+  // Jobs and pods with something remembered (tests: nothing is kept past its job or pod).
+  size_t jobs() const;
+  size_t pods() const;
+
+ private:
+  struct Job {
+    std::string uid;
+    int create_failures = 0;
+    std::string replaced_rv;  // empty: no write to catch up with
+    absl::Time replaced_at;
+    std::optional<absl::Time> first_pass;  // when its first pass ran, while its write waits
+    bool pod_group_deleted = false;
+    bool empty() const {
+      return create_failures == 0 && replaced_rv.empty() && !first_pass && !pod_group_deleted;
+    }
+  };
+  // The entry of job `key` as UID `uid`: reset when the name now belongs to another job.
+  Job& Entry(const std::string& key, const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PruneIfEmpty(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  std::set<std::string> deleting_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Job> jobs_ ABSL_GUARDED_BY(mu_);  // by namespace/name
+};
+
+}  // namespace disttrain::controller
+
+#endif  // DISTTRAIN_OPERATOR_CONTROLLER_EXPECTATIONS_H_
