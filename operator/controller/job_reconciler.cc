@@ -29,15 +29,14 @@ using ::disttrain::policy::CleanupOnFinish;
 using ::disttrain::policy::CountReadiness;
 using ::disttrain::policy::CountRestarts;
 using ::disttrain::policy::CurrentState;
-using ::disttrain::policy::DescribeExit;
+using ::disttrain::policy::DecideFailures;
 using ::disttrain::policy::DescribeResult;
 using ::disttrain::policy::EvaluationOutcome;
-using ::disttrain::policy::FailureAction;
+using ::disttrain::policy::FailureDecision;
 using ::disttrain::policy::FinalEvaluation;
 using ::disttrain::policy::FindCondition;
 using ::disttrain::policy::IsBeingReplaced;
 using ::disttrain::policy::IsFinished;
-using ::disttrain::policy::IsRetryable;
 using ::disttrain::policy::IsTrue;
 using ::disttrain::policy::kCreated;
 using ::disttrain::policy::kEvaluated;
@@ -45,7 +44,6 @@ using ::disttrain::policy::kFailed;
 using ::disttrain::policy::kRestarting;
 using ::disttrain::policy::kRunning;
 using ::disttrain::policy::kSuspended;
-using ::disttrain::policy::OnPodFailed;
 using ::disttrain::policy::PodPhase;
 using ::disttrain::policy::PodState;
 using ::disttrain::policy::Readiness;
@@ -275,50 +273,20 @@ void JobReconciler::Run(Pass& p) {
 }
 
 bool JobReconciler::HandleFailures(Pass& p) {
-  int32_t replacing = 0;  // restarts this pass adds
-  const RestartTally tally = CountRestarts(p.status, p.PodList());
-  for (auto& [id, pod] : p.pods) {
-    if (pod.terminating) continue;
-    if (IsBeingReplaced(p.status, pod)) {
-      // Counted by an earlier pass whose delete failed or is not yet seen: delete again only.
-      if (!Deleted(pod.uid)) p.replace.push_back(pod);
-      continue;
-    }
-    if (Deleted(pod.uid)) continue;
-    const auto [type, index] = id;
-    if (pod.phase == PodPhase::kSucceeded) {
-      if (!p.Remembered(type, index)) p.Role(type).succeeded_indexes.push_back(index);
-      continue;
-    }
-    if (pod.phase != PodPhase::kFailed) continue;
-    const api::ReplicaSpec& spec = p.job.spec.replica_specs.at(type);
-    const std::string what = DescribeExit(pod);
-    switch (OnPodFailed(type, spec.restart_policy, pod)) {
-      case FailureAction::kLeaveFailed:
-        continue;
-      case FailureAction::kFailJob:
-        Finish(p, false, absl::StrCat(api::KeyName(p.job.spec, type), "Failed"),
-               absl::StrCat(what, "; restartPolicy ", api::RestartPolicyName(spec.restart_policy),
-                            IsRetryable(pod) ? "" : " and the failure is permanent"));
-        return false;
-      case FailureAction::kRecreate:
-        break;
-    }
-    const int32_t limit = BackoffLimit(p.job);
-    if (!WithinBackoffLimit(p.job, tally, replacing + 1)) {
-      Finish(p, false, "BackoffLimitExceeded",
-             absl::StrCat(what, "; the job has used all ", limit, " restarts of its backoffLimit"));
-      return false;
-    }
-    ++replacing;
-    p.Role(type).past_restarts += 1 + pod.restart_count;
-    p.status.restarting_pods.push_back(pod.uid);
-    p.replace.push_back(pod);
-    const std::string message = absl::StrCat(what, "; restarting it (restart ",
-                                             tally.total() + replacing, " of ", limit, ")");
-    SetCondition(&p.status, kRestarting, true, "PodRestarting", message, p.now);
-    SetCondition(&p.status, kRunning, false, "PodRestarting", message, p.now);
-    p.Warn("Restarting", message);
+  const FailureDecision d =
+      DecideFailures(p.job, p.status, p.pods, [&](const std::string& uid) { return Deleted(uid); });
+  for (const auto& [type, index] : d.succeeded) p.Role(type).succeeded_indexes.push_back(index);
+  for (const FailureDecision::Restart& r : d.restarts) {
+    p.Role(r.type).past_restarts += r.counted;
+    p.status.restarting_pods.push_back(r.uid);
+    SetCondition(&p.status, kRestarting, true, "PodRestarting", r.message, p.now);
+    SetCondition(&p.status, kRunning, false, "PodRestarting", r.message, p.now);
+    p.Warn("Restarting", r.message);
+  }
+  p.replace.insert(p.replace.end(), d.replace.begin(), d.replace.end());
+  if (d.fail) {
+    Finish(p, false, d.fail->reason, d.fail->message);
+    return false;
   }
   return true;
 }

@@ -1,5 +1,11 @@
 #include "operator/policy/failure_policy.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "operator/api/names.h"
+#include "operator/policy/restart_policy.h"
+
 namespace disttrain::policy {
 
 bool IsRetryable(const PodState& pod) {
@@ -19,6 +25,64 @@ FailureAction OnPodFailed(api::ReplicaType type, api::RestartPolicy policy, cons
   if (retry) return FailureAction::kRecreate;
   if (type == api::ReplicaType::kEvaluator) return FailureAction::kLeaveFailed;
   return FailureAction::kFailJob;
+}
+
+FailureDecision DecideFailures(const api::DistributedTraining& job, const api::JobStatus& status,
+                               const PodsByReplica& pods,
+                               absl::FunctionRef<bool(const std::string& uid)> deleting) {
+  FailureDecision d;
+  const RestartTally tally = CountRestarts(status, [&] {
+    std::vector<PodState> list;
+    for (const auto& [id, pod] : pods) list.push_back(pod);
+    return list;
+  }());
+  const int32_t limit = BackoffLimit(job);
+  int32_t replacing = 0;  // restarts this pass adds
+  for (const auto& [id, pod] : pods) {
+    if (pod.terminating) continue;
+    if (IsBeingReplaced(status, pod)) {
+      // Counted by an earlier pass whose delete failed or is not yet seen: delete again only.
+      if (!deleting(pod.uid)) d.replace.push_back(pod);
+      continue;
+    }
+    if (deleting(pod.uid)) continue;
+    const auto [type, index] = id;
+    if (pod.phase == PodPhase::kSucceeded) {
+      auto role = status.replica_statuses.find(type);
+      const bool known = role != status.replica_statuses.end() &&
+                         std::count(role->second.succeeded_indexes.begin(),
+                                    role->second.succeeded_indexes.end(), index) > 0;
+      if (!known) d.succeeded.push_back({type, index});
+      continue;
+    }
+    if (pod.phase != PodPhase::kFailed) continue;
+    const api::ReplicaSpec& spec = job.spec.replica_specs.at(type);
+    const std::string what = DescribeExit(pod);
+    switch (OnPodFailed(type, spec.restart_policy, pod)) {
+      case FailureAction::kLeaveFailed:
+        continue;
+      case FailureAction::kFailJob:
+        d.fail = FailureDecision::Failure{
+            absl::StrCat(api::KeyName(job.spec, type), "Failed"),
+            absl::StrCat(what, "; restartPolicy ", api::RestartPolicyName(spec.restart_policy),
+                         IsRetryable(pod) ? "" : " and the failure is permanent")};
+        return d;
+      case FailureAction::kRecreate:
+        break;
+    }
+    if (!WithinBackoffLimit(job, tally, replacing + 1)) {
+      d.fail = FailureDecision::Failure{
+          "BackoffLimitExceeded",
+          absl::StrCat(what, "; the job has used all ", limit, " restarts of its backoffLimit")};
+      return d;
+    }
+    ++replacing;
+    d.replace.push_back(pod);
+    d.restarts.push_back({type, pod.uid, 1 + pod.restart_count,
+                          absl::StrCat(what, "; restarting it (restart ", tally.total() + replacing,
+                                       " of ", limit, ")")});
+  }
+  return d;
 }
 
 }  // namespace disttrain::policy

@@ -12,8 +12,15 @@
 #ifndef DISTTRAIN_OPERATOR_POLICY_FAILURE_POLICY_H_
 #define DISTTRAIN_OPERATOR_POLICY_FAILURE_POLICY_H_
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
 #include "operator/api/types.h"
 #include "operator/policy/pod_state.h"
+#include "operator/policy/running_policy.h"
 
 namespace disttrain::policy {
 
@@ -25,6 +32,36 @@ enum class FailureAction { kRecreate, kFailJob, kLeaveFailed };
 bool IsRetryable(const PodState& pod);
 
 FailureAction OnPodFailed(api::ReplicaType type, api::RestartPolicy policy, const PodState& pod);
+
+// What one pass does about the job's ended pods, decided from the job, its status and its pods;
+// the reconciler applies it (status, events, deletes). Pods are visited in (role, index) order;
+// the first failure that ends the job stops the visit, and what was decided before it stands.
+struct FailureDecision {
+  // Pods to delete: new restarts, and pods counted by an earlier pass whose delete has not been
+  // seen (`deleting` false for them), in visiting order.
+  std::vector<PodState> replace;
+  // Replicas that succeeded and are not yet in their role's succeededIndexes.
+  std::vector<std::pair<api::ReplicaType, int>> succeeded;
+  // Failed pods to recreate: each counts 1 + its restartCount against backoffLimit, goes into
+  // status.restartingPods, and is said in the Restarting condition and event.
+  struct Restart {
+    api::ReplicaType type;
+    std::string uid;
+    int32_t counted = 0;
+    std::string message;
+  };
+  std::vector<Restart> restarts;
+  // The job fails: the reason (<Role>Failed, BackoffLimitExceeded) and message.
+  struct Failure {
+    std::string reason, message;
+  };
+  std::optional<Failure> fail;
+};
+
+// `deleting(uid)`: this process deleted the pod and has not seen it gone.
+FailureDecision DecideFailures(const api::DistributedTraining& job, const api::JobStatus& status,
+                               const PodsByReplica& pods,
+                               absl::FunctionRef<bool(const std::string& uid)> deleting);
 
 }  // namespace disttrain::policy
 

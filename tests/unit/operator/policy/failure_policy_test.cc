@@ -1,0 +1,151 @@
+// DecideFailures: what one pass does about a job's ended pods, as a table of named cases.
+#include "operator/policy/failure_policy.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/testing/job_builder.h"
+
+namespace disttrain::policy {
+namespace {
+
+using api::ReplicaType;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::JobBuilder;
+
+PodState Pod(ReplicaType type, int index, PodPhase phase, std::optional<int> exit_code = {},
+             std::string reason = "", int restarts = 0) {
+  PodState p;
+  p.type = type;
+  p.index = index;
+  p.name = absl::StrCat("dist-", static_cast<int>(type), "-", index);
+  p.uid = absl::StrCat("uid-", static_cast<int>(type), "-", index);
+  p.phase = phase;
+  p.exit_code = exit_code;
+  p.reason = std::move(reason);
+  p.restart_count = restarts;
+  return p;
+}
+
+PodsByReplica Pods(std::vector<PodState> list) {
+  PodsByReplica out;
+  for (PodState& p : list) out[{p.type, p.index}] = std::move(p);
+  return out;
+}
+
+// Chief ExitCode, 1 PS OnFailure, 2 workers OnFailure, backoffLimit 3.
+api::DistributedTraining Job() {
+  api::DistributedTraining job =
+      JobBuilder("dist")
+          .Chief()
+          .Ps(1)
+          .Workers(2)
+          .RestartPolicy(ReplicaType::kChief, api::RestartPolicy::kExitCode)
+          .RestartPolicy(ReplicaType::kPS, api::RestartPolicy::kOnFailure)
+          .RestartPolicy(ReplicaType::kWorker, api::RestartPolicy::kOnFailure)
+          .Build();
+  job.spec.run_policy.backoff_limit = 3;
+  return job;
+}
+
+auto Nothing = [](const std::string&) { return false; };
+
+TEST(DecideFailuresTest, AnEvictedWorkerIsRecreatedAndCountedWithItsRestartsInPlace) {
+  const FailureDecision d = DecideFailures(
+      Job(), {},
+      Pods({Pod(ReplicaType::kWorker, 1, PodPhase::kFailed, 137, "Evicted", /*restarts=*/1),
+            Pod(ReplicaType::kWorker, 0, PodPhase::kRunning)}),
+      Nothing);
+  EXPECT_FALSE(d.fail);
+  ASSERT_EQ(d.restarts.size(), 1u);
+  EXPECT_EQ(d.restarts[0].type, ReplicaType::kWorker);
+  EXPECT_EQ(d.restarts[0].uid, "uid-2-1");
+  EXPECT_EQ(d.restarts[0].counted, 2);
+  // Its restart in place counted already; the recreation is the job's second restart.
+  EXPECT_THAT(d.restarts[0].message, HasSubstr("restarting it (restart 2 of 3)"));
+  ASSERT_EQ(d.replace.size(), 1u);
+  EXPECT_EQ(d.replace[0].uid, "uid-2-1");
+}
+
+TEST(DecideFailuresTest, AChiefWithAPermanentExitFailsTheJob) {
+  const FailureDecision d =
+      DecideFailures(Job(), {}, Pods({Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 1)}), Nothing);
+  ASSERT_TRUE(d.fail);
+  EXPECT_EQ(d.fail->reason, "ChiefFailed");
+  EXPECT_THAT(d.fail->message, HasSubstr("restartPolicy ExitCode and the failure is permanent"));
+  EXPECT_THAT(d.restarts, IsEmpty());
+  EXPECT_THAT(d.replace, IsEmpty());
+}
+
+TEST(DecideFailuresTest, ARestartPastBackoffLimitFailsTheJob) {
+  api::JobStatus status;
+  status.replica_statuses[ReplicaType::kWorker].past_restarts = 3;
+  const FailureDecision d = DecideFailures(
+      Job(), status, Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137, "Evicted")}),
+      Nothing);
+  ASSERT_TRUE(d.fail);
+  EXPECT_EQ(d.fail->reason, "BackoffLimitExceeded");
+  EXPECT_THAT(d.fail->message, HasSubstr("used all 3 restarts"));
+  EXPECT_THAT(d.restarts, IsEmpty());
+}
+
+TEST(DecideFailuresTest, WhatWasDecidedBeforeTheFailureThatEndsTheJobStands) {
+  // The parameter server (visited first) is recreated; the chief then fails the job.
+  const FailureDecision d =
+      DecideFailures(Job(), {},
+                     Pods({Pod(ReplicaType::kPS, 0, PodPhase::kFailed, 137, "Evicted"),
+                           Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 2)}),
+                     Nothing);
+  ASSERT_TRUE(d.fail);
+  EXPECT_EQ(d.fail->reason, "ChiefFailed");
+  EXPECT_THAT(d.restarts, IsEmpty()) << "the chief comes first: nothing decided before it";
+  const FailureDecision later =
+      DecideFailures(Job(), {},
+                     Pods({Pod(ReplicaType::kPS, 0, PodPhase::kFailed, 137, "Evicted"),
+                           Pod(ReplicaType::kWorker, 1, PodPhase::kFailed, 137, "Evicted")}),
+                     Nothing);
+  EXPECT_FALSE(later.fail);
+  ASSERT_EQ(later.restarts.size(), 2u);
+  EXPECT_THAT(later.restarts[1].message, HasSubstr("restart 2 of 3"));
+}
+
+TEST(DecideFailuresTest, SucceededReplicasAreRememberedOnce) {
+  api::JobStatus status;
+  status.replica_statuses[ReplicaType::kWorker].succeeded_indexes = {0};
+  const FailureDecision d =
+      DecideFailures(Job(), status,
+                     Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kSucceeded, 0),
+                           Pod(ReplicaType::kWorker, 1, PodPhase::kSucceeded, 0)}),
+                     Nothing);
+  EXPECT_THAT(d.succeeded, ElementsAre(std::pair{ReplicaType::kWorker, 1}));
+}
+
+TEST(DecideFailuresTest, APodAlreadyCountedIsDeletedAgainOnlyUntilItsDeleteIsSeen) {
+  api::JobStatus status;
+  status.restarting_pods = {"uid-2-0"};
+  const PodsByReplica pods = Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137)});
+  const FailureDecision again = DecideFailures(Job(), status, pods, Nothing);
+  EXPECT_THAT(again.restarts, IsEmpty()) << "counted once, by the earlier pass";
+  ASSERT_EQ(again.replace.size(), 1u);
+  const FailureDecision deleting =
+      DecideFailures(Job(), status, pods, [](const std::string& uid) { return uid == "uid-2-0"; });
+  EXPECT_THAT(deleting.replace, IsEmpty());
+}
+
+TEST(DecideFailuresTest, AFailedEvaluatorWithAPermanentExitIsLeftFailed) {
+  api::DistributedTraining job = Job();
+  job.spec.replica_specs[ReplicaType::kEvaluator].replicas = 1;
+  job.spec.replica_specs[ReplicaType::kEvaluator].restart_policy = api::RestartPolicy::kExitCode;
+  const FailureDecision d = DecideFailures(
+      job, {}, Pods({Pod(ReplicaType::kEvaluator, 0, PodPhase::kFailed, 1)}), Nothing);
+  EXPECT_FALSE(d.fail);
+  EXPECT_THAT(d.restarts, IsEmpty());
+  EXPECT_THAT(d.replace, IsEmpty());
+}
+
+}  // namespace
+}  // namespace disttrain::policy
