@@ -17,6 +17,7 @@
 #include "trainer/kernels/axpy.h"
 #include "trainer/kernels/mlp_kernels.h"
 #include "trainer/models/model.h"
+#include "trainer/models/model_factory.h"
 #include "trainer/options.h"
 
 namespace {
