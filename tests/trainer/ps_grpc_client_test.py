@@ -7,6 +7,7 @@ the server answers with a precise code and its variables do not change.
 Runs in the venv of tests/python/venv.sh."""
 import json
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -15,6 +16,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 import grpc
 from grpc_tools import protoc
@@ -59,13 +61,22 @@ class ParameterServerProcess:
         tf_config = {"cluster": {"ps": [f"127.0.0.1:{self.port}"], "worker": workers},
                      "task": {"type": "ps", "index": 0}}
         self.log = tempfile.TemporaryFile()
+        self.metrics_port = free_port()
         self.proc = subprocess.Popen([os.path.join(BIN, "disttrain-trainer"), "--mode", mode, "--learning-rate",
-                                      "0.5", "--model", "toy"], env=dict(os.environ, TF_CONFIG=json.dumps(tf_config)),
+                                      "0.5", "--model", "toy", "--metrics-address", f"127.0.0.1:{self.metrics_port}"],
+                                     env=dict(os.environ, TF_CONFIG=json.dumps(tf_config)),
                                      stdout=subprocess.DEVNULL, stderr=self.log)
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}", options=[
             ("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)])
         grpc.channel_ready_future(self.channel).result(timeout=30)
         self.stub = pb_grpc.ParameterServerStub(self.channel)
+
+    def refused(self, code):
+        """The server's count of pushes begun and refused with `code` (its /metrics)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        m = re.search(r'^disttrain_ps_pushes_refused_total\{[^}]*code="' + code + r'"[^}]*\} (\S+)$', text, re.M)
+        return float(m.group(1)) if m else 0.0
 
     def stop(self):
         self.channel.close()
@@ -204,7 +215,11 @@ class PsGrpcClientTest(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as ctx:
             list(call)
         self.assertEqual(ctx.exception.code(), grpc.StatusCode.CANCELLED)
-        time.sleep(0.2)
+        # The server saw the torn push and refused it (not a sleep: its counter says so).
+        deadline = time.time() + 20
+        while ps.refused("CANCELLED") < 1 and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(ps.refused("CANCELLED"), 1)
         self.assert_unchanged(ps)
         # The next complete push is the only update.
         self.assertEqual(self.push(ps, self.push_messages())[1].global_step, 1)

@@ -28,6 +28,11 @@ TrainerMetrics::TrainerMetrics() {
                          "Complete gradient pushes applied by this parameter server.");
   ps_dropped = r.Counter("disttrain_ps_pushes_dropped_total",
                          "Complete gradient pushes dropped as stale (synchronous training).");
+  ps_refused =
+      r.Counter("disttrain_ps_pushes_refused_total",
+                "Pushes this parameter server began to receive and refused, nothing of them "
+                "applied: cancelled or torn by the client, or malformed (by gRPC code).",
+                {"code"});
   eval_accuracy =
       r.Gauge("disttrain_evaluator_accuracy", "Test accuracy of the last checkpoint evaluated.");
   eval_loss = r.Gauge("disttrain_evaluator_loss", "Test loss of the last checkpoint evaluated.");

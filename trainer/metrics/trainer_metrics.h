@@ -34,6 +34,7 @@ struct TrainerMetrics {
   // Parameter servers.
   MetricFamily* ps_applied;  // complete pushes applied
   MetricFamily* ps_dropped;  // complete pushes dropped as stale (sync)
+  MetricFamily* ps_refused;  // {code}: pushes received in part and refused (nothing applied)
   // Evaluator.
   MetricFamily* eval_accuracy;
   MetricFamily* eval_loss;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -154,6 +155,10 @@ void PushPullReactor::WriteBlock() {
 }
 
 void PushPullReactor::Fail(const grpc::Status& status) {
+  if (push_ != nullptr) {  // a push begun and never applied: a client that died, or a bug
+    Metrics().ps_refused->Add(
+        {absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()))}, 1);
+  }
   EndPush();
   FinishOnce(status);
 }
