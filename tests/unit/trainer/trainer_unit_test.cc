@@ -155,12 +155,6 @@ TEST(ModelTest, MlpGradientsMatchFiniteDifferences) {
   }
 }
 
-TEST(ModelTest, UnknownModelIsAnError) {
-  auto m = MakeModel("resnet", 784, 10, {});
-  ASSERT_FALSE(m.ok());
-  EXPECT_THAT(std::string(m.status().message()), HasSubstr("is not toy, softmax or mlp"));
-}
-
 TEST(ClusterSpecTest, WorkerZeroIsTheChiefWithoutAChiefTask) {
   TfConfig c;
   c.cluster = {{"ps", {"p:1"}}, {"worker", {"w0:1", "w1:1"}}};

@@ -5,7 +5,6 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "trainer/models/model_factory.h"
 
 namespace disttrain::trainer {
 namespace {
@@ -74,14 +73,6 @@ TEST(MlpModelTest, TwoHiddenLayerGradientsMatchFiniteDifferences) {
     }
   }
   EXPECT_EQ(checked, 6 * 5 + 5 + 5 * 4 + 4 + 4 * 3 + 3);
-}
-
-TEST(MlpModelTest, MakeModelBuildsTheLayersOfHidden) {
-  absl::StatusOr<std::unique_ptr<Model>> m = MakeModel("mlp", 784, 10, {128, 64});
-  ASSERT_TRUE(m.ok());
-  EXPECT_EQ((*m)->Variables().size(), 6u);
-  EXPECT_FALSE(MakeModel("mlp", 784, 10, {}).ok());
-  EXPECT_FALSE(MakeModel("mlp", 784, 10, {100, 0}).ok());
 }
 
 }  // namespace
