@@ -7,9 +7,9 @@
 #include <cublas_v2.h>
 
 #include <cstring>
-#include <mutex>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainer/kernels/cuda_util.h"
@@ -110,55 +110,33 @@ class CudaMlpImpl : public CudaMlp {
   absl::StatusOr<double> TimeCompute(int iterations) override;
 
  private:
-  absl::StatusOr<double> TimePasses(int iterations);  // TimeCompute on its reserved slot
-  // A batch's buffers: two, so that the next batch is staged while the passes read this one.
-  struct BatchSlot {
-    std::unique_ptr<DeviceBuffer<float>> x;
-    std::unique_ptr<DeviceBuffer<int32_t>> y;
-    std::unique_ptr<PinnedBuffer<float>> host_x;
-    std::unique_ptr<PinnedBuffer<int32_t>> host_y;
-    std::unique_ptr<Event> uploaded;  // after the upload (on upload_, or compute_ for a plain call)
-    std::unique_ptr<Event> consumed;  // on compute_, after the passes that read the slot
-    enum State { kFree, kBusy, kStaged } state = kFree;  // guarded by mu_
-    int64_t staged_seq = 0;                              // guarded by mu_: the staging order
-    int staged_n = 0;                                    // guarded by mu_: its examples
-  };
-  // Under mu_: a free slot marked busy, the oldest staged one when `staged`; -1 if none.
-  int TakeSlot(bool staged);
-  void ReleaseSlot(int slot);
-  // Has `fill` write the batch into the slot's pinned buffers, once the slot's last upload and
-  // passes are over, and queues its upload on `stream`.
-  absl::Status UploadBatch(int slot, int n, const BatchFill& fill, cudaStream_t stream);
-  // The variables' upload, the passes on the batch in `slot` (its upload queued) and the
-  // gradients' download.
-  absl::StatusOr<float> Run(std::span<const float* const> params, int slot, int n,
+  // The variables' upload, the passes on the staged batch of `n` examples and the gradients'
+  // download.
+  absl::StatusOr<float> Run(std::span<const float* const> params, int n,
                             std::span<float* const> grads);
   int layers() const { return static_cast<int>(widths_.size()) - 1; }
   size_t KernelSize(int l) const { return size_t(widths_[l]) * widths_[l + 1]; }
-  // Queues the forward and backward pass for `n` examples of `slot` on compute_; with
+  // Queues the forward and backward pass for the batch's first `n` examples on compute_; with
   // `copy_out`, each layer's gradients are copied to the pinned buffer on copy_ once the layer
   // is done.
-  absl::Status Compute(int slot, int n, bool copy_out);
+  absl::Status Compute(int n, bool copy_out);
 
   const int device_;
   const int max_batch_;
   std::vector<int> widths_;      // in, hidden..., out: layer l maps widths_[l] to widths_[l + 1]
   std::vector<size_t> offsets_;  // of variable v (kernel 2l, bias 2l+1) in the flat buffers
   size_t total_ = 0;             // floats of all variables
-  int last_n_ = 0;               // the batch of the last LossAndGradient
-  int last_slot_ = 0;            // and its slot
-  // StageBatch may run on another thread during a call (mlp_kernels.h): slots change state
-  // under mu_, and each is written or read by one thread at a time (kBusy).
-  std::mutex mu_;
-  BatchSlot slots_[2];
-  int64_t staged_count_ = 0;  // guarded by mu_
+  int last_n_ = 0;               // the batch of the last LossAndGradient, 0 once it is replaced
+  int staged_n_ = 0;             // the staged batch's examples, 0 when none is staged
   cublasHandle_t blas_ = nullptr;
-  std::unique_ptr<Stream> compute_, copy_, upload_;
+  std::unique_ptr<Stream> compute_, copy_;
   std::vector<std::unique_ptr<Event>> grads_ready_;   // by layer: on compute_
   std::vector<std::unique_ptr<Event>> grads_copied_;  // by layer: on copy_
-  std::unique_ptr<DeviceBuffer<float>> params_, grads_, logits_, loss_, ones_, delta_[2];
+  std::unique_ptr<DeviceBuffer<float>> params_, grads_, logits_, loss_, ones_, delta_[2], x_;
+  std::unique_ptr<DeviceBuffer<int32_t>> y_;
   std::vector<std::unique_ptr<DeviceBuffer<float>>> activations_;  // by hidden layer
-  std::unique_ptr<PinnedBuffer<float>> host_params_, host_grads_, host_loss_;
+  std::unique_ptr<PinnedBuffer<float>> host_params_, host_grads_, host_loss_, host_x_;
+  std::unique_ptr<PinnedBuffer<int32_t>> host_y_;
 };
 
 CudaMlpImpl::CudaMlpImpl(int device, const MlpShape& shape, int max_batch)
@@ -178,7 +156,6 @@ CudaMlpImpl::~CudaMlpImpl() {
   cudaSetDevice(device_);
   if (compute_ && compute_->status().ok()) cudaStreamSynchronize(compute_->get());
   if (copy_ && copy_->status().ok()) cudaStreamSynchronize(copy_->get());
-  if (upload_ && upload_->status().ok()) cudaStreamSynchronize(upload_->get());
   if (blas_ != nullptr) cublasDestroy(blas_);
 }
 
@@ -186,8 +163,7 @@ absl::Status CudaMlpImpl::Init() {
   if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) return s;
   compute_ = std::make_unique<Stream>();
   copy_ = std::make_unique<Stream>();
-  upload_ = std::make_unique<Stream>();
-  for (const Stream* st : {compute_.get(), copy_.get(), upload_.get()}) {
+  for (const Stream* st : {compute_.get(), copy_.get()}) {
     if (!st->status().ok()) return st->status();
   }
   for (int l = 0; l < layers(); ++l) {
@@ -200,19 +176,10 @@ absl::Status CudaMlpImpl::Init() {
   const int widest_hidden = *std::max_element(widths_.begin() + 1, widths_.end() - 1);
   params_ = std::make_unique<DeviceBuffer<float>>(total_);
   grads_ = std::make_unique<DeviceBuffer<float>>(total_);
-  for (BatchSlot& slot : slots_) {
-    slot.x = std::make_unique<DeviceBuffer<float>>(n * widths_.front());
-    slot.y = std::make_unique<DeviceBuffer<int32_t>>(n);
-    slot.host_x = std::make_unique<PinnedBuffer<float>>(n * widths_.front());
-    slot.host_y = std::make_unique<PinnedBuffer<int32_t>>(n);
-    slot.uploaded = std::make_unique<Event>();
-    slot.consumed = std::make_unique<Event>();
-    for (const absl::Status* s :
-         {&slot.x->status(), &slot.y->status(), &slot.host_x->status(), &slot.host_y->status(),
-          &slot.uploaded->status(), &slot.consumed->status()}) {
-      if (!s->ok()) return *s;
-    }
-  }
+  x_ = std::make_unique<DeviceBuffer<float>>(n * widths_.front());
+  y_ = std::make_unique<DeviceBuffer<int32_t>>(n);
+  host_x_ = std::make_unique<PinnedBuffer<float>>(n * widths_.front());
+  host_y_ = std::make_unique<PinnedBuffer<int32_t>>(n);
   logits_ = std::make_unique<DeviceBuffer<float>>(n * widths_.back());
   loss_ = std::make_unique<DeviceBuffer<float>>(n);
   ones_ = std::make_unique<DeviceBuffer<float>>(n);
@@ -224,8 +191,9 @@ absl::Status CudaMlpImpl::Init() {
   host_loss_ = std::make_unique<PinnedBuffer<float>>(n);
   for (const absl::Status* s :
        {&params_->status(), &grads_->status(), &logits_->status(), &loss_->status(),
-        &ones_->status(), &delta_[0]->status(), &delta_[1]->status(), &host_params_->status(),
-        &host_grads_->status(), &host_loss_->status()}) {
+        &ones_->status(), &delta_[0]->status(), &delta_[1]->status(), &x_->status(),
+        &y_->status(), &host_params_->status(), &host_grads_->status(), &host_loss_->status(),
+        &host_x_->status(), &host_y_->status()}) {
     if (!s->ok()) return *s;
   }
   for (const auto& a : activations_) {
@@ -247,13 +215,13 @@ absl::Status CudaMlpImpl::Init() {
   return Check(cudaStreamSynchronize(compute_->get()), "fill");
 }
 
-absl::Status CudaMlpImpl::Compute(int slot, int n, bool copy_out) {
+absl::Status CudaMlpImpl::Compute(int n, bool copy_out) {
   const float one = 1, zero = 0;
   cudaStream_t stream = compute_->get();
   float* const p = params_->get();
   float* const g = grads_->get();
   auto input_of = [&](int l) {
-    return l == 0 ? slots_[slot].x->get() : activations_[l - 1]->get();
+    return l == 0 ? x_->get() : activations_[l - 1]->get();
   };
   auto output_of = [&](int l) {
     return l == layers() - 1 ? logits_->get() : activations_[l]->get();
@@ -272,7 +240,7 @@ absl::Status CudaMlpImpl::Compute(int slot, int n, bool copy_out) {
   }
   if (s.ok())
     s = LaunchAsync(SoftmaxXentKernel, BlocksFor(n), 256u, stream, logits_->get(),
-                    static_cast<const int32_t*>(slots_[slot].y->get()), loss_->get(), n,
+                    static_cast<const int32_t*>(y_->get()), loss_->get(), n,
                     widths_.back());
   // Backward, output layer first: `d` [n x m] is d(loss)/d(the layer's output).
   float* d = logits_->get();
@@ -312,44 +280,6 @@ absl::Status CudaMlpImpl::Compute(int slot, int n, bool copy_out) {
   return s;
 }
 
-absl::Status CudaMlpImpl::UploadBatch(int slot, int n, const BatchFill& fill, cudaStream_t stream) {
-  BatchSlot& b = slots_[slot];
-  // Its last upload read the pinned buffers, its last passes the device ones.
-  if (absl::Status s = Check(cudaEventSynchronize(b.uploaded->get()), "batch upload"); !s.ok())
-    return s;
-  if (absl::Status s = Check(cudaEventSynchronize(b.consumed->get()), "batch passes"); !s.ok())
-    return s;
-  const size_t x_count = size_t(n) * widths_.front();
-  fill(b.host_x->get(), b.host_y->get());
-  absl::Status s = Check(cudaMemcpyAsync(b.x->get(), b.host_x->get(), x_count * sizeof(float),
-                                         cudaMemcpyHostToDevice, stream),
-                         "copy batch");
-  if (s.ok())
-    s = Check(cudaMemcpyAsync(b.y->get(), b.host_y->get(), n * sizeof(int32_t),
-                              cudaMemcpyHostToDevice, stream),
-              "copy labels");
-  if (s.ok()) s = Check(cudaEventRecord(b.uploaded->get(), stream), "event");
-  return s;
-}
-
-int CudaMlpImpl::TakeSlot(bool staged) {
-  int found = -1;
-  for (int i = 0; i < 2; ++i) {
-    const BatchSlot& b = slots_[i];
-    if (staged ? b.state == BatchSlot::kStaged &&
-                     (found < 0 || b.staged_seq < slots_[found].staged_seq)
-               : b.state == BatchSlot::kFree && found < 0)
-      found = i;
-  }
-  if (found >= 0) slots_[found].state = BatchSlot::kBusy;
-  return found;
-}
-
-void CudaMlpImpl::ReleaseSlot(int slot) {
-  std::lock_guard<std::mutex> l(mu_);
-  slots_[slot].state = BatchSlot::kFree;
-}
-
 absl::Status CudaMlpImpl::StageBatch(const float* x, const int32_t* y, int n) {
   const size_t x_count = size_t(n) * widths_.front();
   return StageBatchFilledBy(n, [&](float* host_x, int32_t* host_y) {
@@ -361,81 +291,50 @@ absl::Status CudaMlpImpl::StageBatch(const float* x, const int32_t* y, int n) {
 absl::Status CudaMlpImpl::StageBatchFilledBy(int n, const BatchFill& fill) {
   if (n <= 0 || n > max_batch_)
     return absl::InvalidArgumentError("mlp: the batch is empty or larger than allocated");
+  if (staged_n_ != 0) return absl::FailedPreconditionError("mlp: a batch is staged already");
   if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) return s;
-  int slot;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    slot = TakeSlot(/*staged=*/false);
-  }
-  if (slot < 0)
-    return absl::FailedPreconditionError("mlp: both batch buffers are staged or in use");
-  if (absl::Status s = UploadBatch(slot, n, fill, upload_->get()); !s.ok()) {
-    ReleaseSlot(slot);
-    return s;
-  }
-  std::lock_guard<std::mutex> l(mu_);
-  slots_[slot].state = BatchSlot::kStaged;
-  slots_[slot].staged_seq = ++staged_count_;
-  slots_[slot].staged_n = n;
-  return absl::OkStatus();
+  // The buffers are free once the last call's work is over (a call that ran its passes waited
+  // for both streams already; one refused for its variables may leave an upload in flight).
+  if (absl::Status s = Check(cudaStreamSynchronize(compute_->get()), "mlp"); !s.ok()) return s;
+  fill(host_x_->get(), host_y_->get());
+  last_n_ = 0;
+  cudaStream_t stream = compute_->get();
+  absl::Status s =
+      Check(cudaMemcpyAsync(x_->get(), host_x_->get(), size_t(n) * widths_.front() * sizeof(float),
+                            cudaMemcpyHostToDevice, stream),
+            "copy batch");
+  if (s.ok())
+    s = Check(cudaMemcpyAsync(y_->get(), host_y_->get(), n * sizeof(int32_t),
+                              cudaMemcpyHostToDevice, stream),
+              "copy labels");
+  if (s.ok()) staged_n_ = n;
+  return s;
 }
 
 absl::StatusOr<float> CudaMlpImpl::LossAndGradientOfStaged(std::span<const float* const> params,
                                                            std::span<float* const> grads) {
-  int slot, n;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    slot = TakeSlot(/*staged=*/true);
-    if (slot < 0) return absl::FailedPreconditionError("mlp: no batch is staged");
-    n = slots_[slot].staged_n;
-  }
-  absl::StatusOr<float> loss = absl::InternalError("not run");
-  if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); s.ok()) {
-    loss = Run(params, slot, n, grads);
-  } else {
-    loss = s;
-  }
-  ReleaseSlot(slot);
-  return loss;
+  if (staged_n_ == 0) return absl::FailedPreconditionError("mlp: no batch is staged");
+  const int n = std::exchange(staged_n_, 0);
+  if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) return s;
+  return Run(params, n, grads);
 }
 
 absl::StatusOr<float> CudaMlpImpl::LossAndGradient(std::span<const float* const> params,
                                                    const float* x, const int32_t* y, int n,
                                                    std::span<float* const> grads) {
-  if (n <= 0 || n > max_batch_)
-    return absl::InvalidArgumentError("mlp: the batch is empty or larger than allocated");
-  if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) return s;
-  int slot;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    slot = TakeSlot(/*staged=*/false);
-  }
-  if (slot < 0)
-    return absl::FailedPreconditionError("mlp: both batch buffers are staged or in use");
-  absl::StatusOr<float> loss = absl::InternalError("not run");
-  const size_t x_count = size_t(n) * widths_.front();
-  auto copy = [&](float* host_x, int32_t* host_y) {
-    std::memcpy(host_x, x, x_count * sizeof(float));
-    std::memcpy(host_y, y, n * sizeof(int32_t));
-  };
-  if (absl::Status s = UploadBatch(slot, n, copy, compute_->get()); s.ok()) {
-    loss = Run(params, slot, n, grads);
-  } else {
-    loss = s;
-  }
-  ReleaseSlot(slot);
-  return loss;
+  if (absl::Status s = StageBatch(x, y, n); !s.ok()) return s;
+  return LossAndGradientOfStaged(params, grads);
 }
 
-absl::StatusOr<float> CudaMlpImpl::Run(std::span<const float* const> params, int slot, int n,
+absl::StatusOr<float> CudaMlpImpl::Run(std::span<const float* const> params, int n,
                                        std::span<float* const> grads) {
   if (params.size() != offsets_.size() || grads.size() != offsets_.size())
     return absl::InvalidArgumentError("mlp: the variables do not match the model's layers");
   cudaStream_t stream = compute_->get();
-  absl::Status s = Check(cudaStreamWaitEvent(stream, slots_[slot].uploaded->get()), "wait");
+  absl::Status s;
   // Every variable once: staged into pinned memory (a host copy) and sent by DMA; the staging of
-  // variable v + 1 overlaps the transfer of v. The previous call finished with both streams, so
-  // the pinned buffers are free.
+  // variable v + 1 overlaps the transfer of v, queued after the batch's upload. The previous call
+  // finished with both streams, so the pinned buffers are free.
   for (size_t v = 0; v < params.size() && s.ok(); ++v) {
     const size_t count = (v + 1 < offsets_.size() ? offsets_[v + 1] : total_) - offsets_[v];
     std::memcpy(host_params_->get() + offsets_[v], params[v], count * sizeof(float));
@@ -443,8 +342,7 @@ absl::StatusOr<float> CudaMlpImpl::Run(std::span<const float* const> params, int
                               count * sizeof(float), cudaMemcpyHostToDevice, stream),
               "copy variables");
   }
-  if (s.ok()) s = Compute(slot, n, /*copy_out=*/true);
-  if (s.ok()) s = Check(cudaEventRecord(slots_[slot].consumed->get(), stream), "event");
+  if (s.ok()) s = Compute(n, /*copy_out=*/true);
   if (s.ok())
     s = Check(cudaMemcpyAsync(host_loss_->get(), loss_->get(), n * sizeof(float),
                               cudaMemcpyDeviceToHost, stream),
@@ -465,7 +363,6 @@ absl::StatusOr<float> CudaMlpImpl::Run(std::span<const float* const> params, int
   if (!done.ok()) return done;
   if (!copied.ok()) return copied;
   last_n_ = n;
-  last_slot_ = slot;
   const float* losses = host_loss_->get();
   const double total = std::accumulate(losses, losses + n, 0.0);
   return static_cast<float>(total / n);
@@ -473,25 +370,14 @@ absl::StatusOr<float> CudaMlpImpl::Run(std::span<const float* const> params, int
 
 absl::StatusOr<double> CudaMlpImpl::TimeCompute(int iterations) {
   if (last_n_ == 0 || iterations < 1)
-    return absl::FailedPreconditionError("TimeCompute: no batch yet (call LossAndGradient)");
+    return absl::FailedPreconditionError(
+        "TimeCompute: no batch computed since the last one was staged (call LossAndGradient)");
   if (absl::Status s = Check(cudaSetDevice(device_), "cudaSetDevice"); !s.ok()) return s;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (slots_[last_slot_].state != BatchSlot::kFree)
-      return absl::FailedPreconditionError("TimeCompute: the last batch's buffers were reused");
-    slots_[last_slot_].state = BatchSlot::kBusy;
-  }
-  absl::StatusOr<double> ms = TimePasses(iterations);
-  ReleaseSlot(last_slot_);
-  return ms;
-}
-
-absl::StatusOr<double> CudaMlpImpl::TimePasses(int iterations) {
   Event start(cudaEventDefault), stop(cudaEventDefault);
   if (!start.status().ok()) return start.status();
   if (!stop.status().ok()) return stop.status();
   absl::Status s = Check(cudaEventRecord(start.get(), compute_->get()), "event");
-  for (int i = 0; i < iterations && s.ok(); ++i) s = Compute(last_slot_, last_n_, false);
+  for (int i = 0; i < iterations && s.ok(); ++i) s = Compute(last_n_, false);
   if (s.ok()) s = Check(cudaEventRecord(stop.get(), compute_->get()), "event");
   if (s.ok()) s = Check(cudaEventSynchronize(stop.get()), "compute");
   float ms = 0;

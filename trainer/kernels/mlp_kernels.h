@@ -7,8 +7,8 @@
 // and a copy stream, and pinned host buffers the transfers go through (DMA at full speed, and
 // asynchronous). Each call uploads the variables once and downloads each layer's gradients as
 // soon as the backward pass has produced them, while it computes the layers below.
-// Thread-compatible: one call at a time per object, but for StageBatch (below); objects on one
-// or several devices may run concurrently from different threads (each call selects its device).
+// Thread-compatible: one call at a time per object; objects on one or several devices may run
+// concurrently from different threads (each call selects its device).
 #ifndef DISTTRAIN_TRAINER_KERNELS_MLP_KERNELS_H_
 #define DISTTRAIN_TRAINER_KERNELS_MLP_KERNELS_H_
 
@@ -42,25 +42,26 @@ class CudaMlp {
                                                 const float* x, const int32_t* y, int n,
                                                 std::span<float* const> grads) = 0;
 
-  // Starts the upload of a batch (`n` rows of `in` features and their labels) on a stream of
-  // its own and returns once its host copy is staged: the caller may reuse `x` and `y` at once.
-  // A context has two batch buffers: StageBatch may run on another thread during a
-  // LossAndGradient* call (batch k + 1 staged while batch k is computed; the worker does not do
-  // this: a prefetch thread made its steps slower, docs/notes/trainer-gpu.md), and two batches may
-  // wait staged; FailedPrecondition when both buffers are staged or in use.
+  // Starts the upload of a batch (`n` rows of `in` features and their labels) and returns once
+  // its host copy is staged: the caller may reuse `x` and `y` at once, and the upload runs while
+  // the caller does other work (the worker exchanges variables). A context has one batch buffer:
+  // FailedPrecondition when a batch is staged already. (A second buffer, staged from another
+  // thread during a call, made the worker's steps slower: docs/notes/trainer-gpu.md.)
   virtual absl::Status StageBatch(const float* x, const int32_t* y, int n) = 0;
   // StageBatch with the batch written by `fill` straight into the pinned staging buffers (n rows
-  // of `in` floats, n labels), saving a host copy; `fill` is not called when no buffer is free.
+  // of `in` floats, n labels), saving a host copy; `fill` is not called when the buffer is taken.
   using BatchFill = std::function<void(float* x, int32_t* y)>;
   virtual absl::Status StageBatchFilledBy(int n, const BatchFill& fill) = 0;
-  // LossAndGradient on the oldest staged batch; FailedPrecondition when none is staged (each
-  // staged batch is used once).
+  // LossAndGradient on the staged batch, which it uses up; FailedPrecondition when none is
+  // staged. LossAndGradient is StageBatch then this: FailedPrecondition as well while a batch
+  // waits staged.
   virtual absl::StatusOr<float> LossAndGradientOfStaged(std::span<const float* const> params,
                                                         std::span<float* const> grads) = 0;
 
   // Milliseconds of device time of the forward and backward pass alone, on the variables and the
   // batch of the last LossAndGradient call (no transfer between host and device), the mean over
   // `iterations`: the compute a worker's step time is compared with (bench/gpu_bench.py).
+  // FailedPrecondition before the first call, or once another batch is staged.
   virtual absl::StatusOr<double> TimeCompute(int iterations) = 0;
 };
 

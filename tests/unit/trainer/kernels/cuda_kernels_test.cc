@@ -1,11 +1,11 @@
 // The CUDA kernels against the CPU ones they replace (label gpu). Built only when the build has
 // a CUDA compiler. On a machine without a CUDA device the binary prints why and exits 77, which
 // ctest reports as "Not Run" (SKIP_RETURN_CODE), never as passed.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -145,7 +145,8 @@ TEST(CudaKernelsTest, StepsWithResidentBuffersTrackTheCpuModel) {
 
 // A staged batch (uploaded while the worker exchanges variables) gives exactly the gradients of
 // the same batch copied in the call; the host's batch buffer may change once StageBatch returned;
-// each staged batch serves one call, oldest first; a plain call uses the other buffer.
+// a staged batch serves one call; the context's one batch buffer takes no second batch (staged
+// or copied) while one waits.
 TEST(CudaKernelsTest, AStagedBatchGivesTheGradientsOfTheSameBatchCopiedInTheCall) {
   const Dataset data = FashionMnistOrRandom();
   const std::vector<int> hidden = {256, 128};
@@ -178,70 +179,64 @@ TEST(CudaKernelsTest, AStagedBatchGivesTheGradientsOfTheSameBatchCopiedInTheCall
         (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&staged_grads)).status().code(),
         absl::StatusCode::kFailedPrecondition);
   }
-  // Staged, then a plain call on another batch: the plain call computes its own batch.
-  const Batch other = data.Rows(900, n);
-  ASSERT_TRUE((*mlp)->StageBatch(data.Rows(0, n).x, data.Rows(0, n).y, n).ok());
-  absl::StatusOr<float> plain =
-      (*mlp)->LossAndGradient(Pointers(params), other.x, other.y, n, Pointers(&copied_grads));
-  ASSERT_TRUE(plain.ok());
-  Params cpu_grads;
-  const float cpu_loss = (*model)->LossAndGradient(params, other, &cpu_grads);
-  EXPECT_NEAR(*plain, cpu_loss, 1e-4 * cpu_loss);
+  // One batch waits at most: a second stage, a plain call and TimeCompute (whose batch was
+  // replaced) are refused, and the waiting batch is the one computed next.
+  const Batch first = data.Rows(0, n), other = data.Rows(900, n);
+  ASSERT_TRUE((*mlp)->TimeCompute(1).ok());
   EXPECT_EQ((*mlp)->StageBatch(other.x, other.y, n + 1).code(), absl::StatusCode::kInvalidArgument);
-  // Two staged at most, used oldest first: the batch staged at the start of this block, then
-  // `other`.
-  ASSERT_TRUE((*mlp)->StageBatch(other.x, other.y, n).ok());
+  ASSERT_TRUE((*mlp)->StageBatch(first.x, first.y, n).ok());
+  EXPECT_EQ((*mlp)->TimeCompute(1).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ((*mlp)->StageBatch(other.x, other.y, n).code(), absl::StatusCode::kFailedPrecondition);
+  bool filled = false;
+  EXPECT_EQ((*mlp)->StageBatchFilledBy(n, [&](float*, int32_t*) { filled = true; }).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(filled);
   EXPECT_EQ((*mlp)
                 ->LossAndGradient(Pointers(params), other.x, other.y, n, Pointers(&copied_grads))
                 .status()
                 .code(),
             absl::StatusCode::kFailedPrecondition);
-  absl::StatusOr<float> oldest =
+  Params cpu_grads;
+  absl::StatusOr<float> waiting =
       (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&staged_grads));
-  ASSERT_TRUE(oldest.ok());
-  EXPECT_NEAR(*oldest, (*model)->LossAndGradient(params, data.Rows(0, n), &cpu_grads),
-              1e-4 * *oldest);
-  absl::StatusOr<float> newest =
-      (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&staged_grads));
-  ASSERT_TRUE(newest.ok());
-  EXPECT_EQ(*newest, *plain);
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_NEAR(*waiting, (*model)->LossAndGradient(params, first, &cpu_grads), 1e-4 * *waiting);
+  absl::StatusOr<float> plain =
+      (*mlp)->LossAndGradient(Pointers(params), other.x, other.y, n, Pointers(&copied_grads));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NEAR(*plain, (*model)->LossAndGradient(params, other, &cpu_grads), 1e-4 * *plain);
 }
 
-// A pipeline: batch k + 1 staged from another thread while batch k is computed. Every
-// step's results are those of the same batch computed alone.
-TEST(CudaKernelsTest, StagingTheNextBatchDuringACallLeavesTheCallsResultsAlone) {
+// The worker's way: the batch gathered straight into the staging buffer by a fill, staged
+// before the variables arrive, then computed; every step's results are those of the same batch
+// copied in a call.
+TEST(CudaKernelsTest, ABatchFilledIntoTheStagingBufferGivesTheCopiedBatchsResults) {
   const Dataset data = FashionMnistOrRandom();
   const std::vector<int> hidden = {512, 512};
   auto model = MakeModel("mlp", data.dim, data.classes, hidden);
   ASSERT_TRUE(model.ok());
   const Params params = (*model)->Initialize(13);
-  const int n = 256, steps = 12;
+  const int n = 256, steps = 6;
   auto mlp = kernels::CudaMlp::Create(0, {data.dim, hidden, data.classes}, n);
   ASSERT_TRUE(mlp.ok()) << mlp.status();
-  std::vector<float> alone(steps);
-  std::vector<Params> alone_grads(steps, ZerosLike(params));
   for (int k = 0; k < steps; ++k) {
-    const Batch b = data.Rows(k * n, n);
-    absl::StatusOr<float> l =
-        (*mlp)->LossAndGradient(Pointers(params), b.x, b.y, n, Pointers(&alone_grads[k]));
-    ASSERT_TRUE(l.ok()) << l.status();
-    alone[k] = *l;
-  }
-  ASSERT_TRUE((*mlp)->StageBatch(data.Rows(0, n).x, data.Rows(0, n).y, n).ok());
-  for (int k = 0; k < steps; ++k) {
-    Params grads = ZerosLike(params);
-    std::thread next([&] {
-      if (k + 1 < steps) {
-        const Batch b = data.Rows((k + 1) * n, n);
-        EXPECT_TRUE((*mlp)->StageBatch(b.x, b.y, n).ok());
-      }
-    });
+    const int rows = k == steps - 1 ? 77 : n;
+    const Batch b = data.Rows(k * n, rows);
+    Params alone_grads = ZerosLike(params), grads = ZerosLike(params);
+    absl::StatusOr<float> alone =
+        (*mlp)->LossAndGradient(Pointers(params), b.x, b.y, rows, Pointers(&alone_grads));
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    ASSERT_TRUE((*mlp)
+                    ->StageBatchFilledBy(rows,
+                                         [&](float* x, int32_t* y) {
+                                           std::copy(b.x, b.x + size_t(rows) * data.dim, x);
+                                           std::copy(b.y, b.y + rows, y);
+                                         })
+                    .ok());
     absl::StatusOr<float> l = (*mlp)->LossAndGradientOfStaged(Pointers(params), Pointers(&grads));
-    next.join();
     ASSERT_TRUE(l.ok()) << l.status();
-    EXPECT_EQ(*l, alone[k]) << "step " << k;
-    for (size_t v = 0; v < params.size(); ++v) EXPECT_EQ(grads[v], alone_grads[k][v]) << k;
+    EXPECT_EQ(*l, *alone) << "step " << k;
+    for (size_t v = 0; v < params.size(); ++v) EXPECT_EQ(grads[v], alone_grads[v]) << k;
   }
 }
 
