@@ -42,6 +42,7 @@ absl::Status DecodeRunPolicy(const json& j, RunPolicy* run) {
   f.ReadInt("finalEvaluationGracePeriodSeconds", &run->final_evaluation_grace_period_seconds);
   f.ReadInt("activeDeadlineSeconds", &run->active_deadline_seconds);
   f.ReadInt("backoffLimit", &run->backoff_limit);
+  f.ReadInt("nodeLossTolerationSeconds", &run->node_loss_toleration_seconds);
   f.ReadBool("suspend", &run->suspend);
   if (const json* sp = f.Find("schedulingPolicy")) {
     Fields s(*sp, "spec.runPolicy.schedulingPolicy");

@@ -14,6 +14,8 @@ namespace disttrain::api {
 
 // backoffLimit when the user gives none, as for a Kubernetes Job: restarts are never unbounded.
 inline constexpr int32_t kDefaultBackoffLimit = 6;
+// runPolicy.nodeLossTolerationSeconds of a DistributedTraining (Kubernetes' own is 300).
+inline constexpr int64_t kDefaultNodeLossTolerationSeconds = 30;
 // A TFJob's when it gives none: the training-operator checks the limit only when one is set, so
 // restarts are unbounded there, and a migrated TFJob keeps that behaviour.
 inline constexpr int32_t kTfJobDefaultBackoffLimit = std::numeric_limits<int32_t>::max() / 2;

@@ -75,6 +75,11 @@ struct RunPolicy {
   int64_t final_evaluation_grace_period_seconds = 60;
   std::optional<int64_t> active_deadline_seconds;
   std::optional<int32_t> backoff_limit;
+  // The tolerationSeconds of the NoExecute tolerations for node.kubernetes.io/unreachable and
+  // not-ready that the operator gives each pod: how long a pod stays bound to a lost node before
+  // the taint manager evicts it (and the operator replaces it). DistributedTraining defaults it
+  // to 30; unset (TFJob) adds none, leaving Kubernetes' 300 s.
+  std::optional<int64_t> node_loss_toleration_seconds;
   bool suspend = false;
   std::optional<SchedulingPolicy> scheduling_policy;
 };

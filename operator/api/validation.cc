@@ -79,6 +79,7 @@ absl::Status Validate(const DistributedTraining& job) {
   non_negative("ttlSecondsAfterFinished", run.ttl_seconds_after_finished);
   non_negative("finalEvaluationGracePeriodSeconds", run.final_evaluation_grace_period_seconds);
   non_negative("backoffLimit", run.backoff_limit);
+  non_negative("nodeLossTolerationSeconds", run.node_loss_toleration_seconds);
   if (run.active_deadline_seconds && *run.active_deadline_seconds <= 0) {
     errors.push_back(absl::StrCat("spec.runPolicy.activeDeadlineSeconds: must be positive, got ",
                                   *run.active_deadline_seconds));

@@ -146,6 +146,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
     FailInvalid(p, valid);
   } else {
     ReadChildren(p);
+    RemovePodsOfLostNodes(p);
     FindWorkload(p);
     if (!FindCondition(p.status, kCreated)) {
       SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.started);

@@ -134,6 +134,9 @@ class JobReconciler : public runtime::Reconciler {
   void UpdateCounts(Pass& p);
   absl::Status WriteStatus(Pass& p);
   void ReplaceFailedPods(Pass& p);
+  // Pods the taint manager evicted from a lost node stay Terminating for good (no kubelet
+  // confirms): removed at once (grace period 0), so that the missing replica is created again.
+  void RemovePodsOfLostNodes(Pass& p);
   void EmitEvents(Pass& p);
   absl::Status DeletePod(Pass& p, const policy::PodState& pod, bool with_service);
   bool Deleted(const std::string& uid);

@@ -363,6 +363,26 @@ void JobReconciler::DeleteAfterTtl(Pass& p) {
   }
 }
 
+void JobReconciler::RemovePodsOfLostNodes(Pass& p) {
+  for (const auto& [id, pod] : p.pods) {
+    if (!pod.terminating || !pod.evicted_from_lost_node || Deleted(pod.uid)) continue;
+    kube::DeleteOptions options;
+    options.precondition_uid = pod.uid;
+    options.grace_period_seconds = 0;
+    absl::Status s =
+        deps_.client->Delete(kube::kPods, p.job.metadata.namespace_name, pod.name, options);
+    if (!s.ok() && !kube::IsNotFound(s) && !kube::IsConflict(s)) {
+      p.Error("FailedDeletePod", s);
+      continue;
+    }
+    expectations_.Deleting(pod.uid);
+    p.Warn("PodOfLostNodeRemoved",
+           absl::StrCat("pod ", pod.name,
+                        " was evicted from a node that stayed unreachable or not ready past "
+                        "runPolicy.nodeLossTolerationSeconds; removed so that it is replaced"));
+  }
+}
+
 absl::Status JobReconciler::DeletePod(Pass& p, const PodState& pod, bool with_service) {
   kube::DeleteOptions options;
   options.precondition_uid = pod.uid;

@@ -43,7 +43,32 @@ bool SetEnv(json& container, const std::string& name, const std::string& value, 
   return true;
 }
 
+// Whether `tolerations` already has one that tolerates `key`'s NoExecute taint (also one for every
+// key, or for every effect).
+bool Tolerates(const json& tolerations, const std::string& key) {
+  for (const json& t : tolerations) {
+    if (!t.is_object()) continue;
+    const std::string k = t.value("key", ""), effect = t.value("effect", "");
+    if ((k == key || (k.empty() && t.value("operator", "") == "Exists")) &&
+        (effect.empty() || effect == "NoExecute"))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+void AddNodeLossTolerations(json& pod_spec, int64_t seconds) {
+  json& tolerations = pod_spec["tolerations"];
+  if (!tolerations.is_array()) tolerations = json::array();
+  for (const char* key : {kUnreachableTaint, kNotReadyTaint}) {
+    if (Tolerates(tolerations, key)) continue;
+    tolerations.push_back({{"key", key},
+                           {"operator", "Exists"},
+                           {"effect", "NoExecute"},
+                           {"tolerationSeconds", seconds}});
+  }
+}
 
 absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::ReplicaType type,
                                   int index, const BuildOptions& options) {
@@ -106,6 +131,10 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
     mounts.push_back({{"name", kTlsVolume}, {"mountPath", kTlsMountPath}, {"readOnly", true}});
     bool replaced = false;
     SetEnv(container, kTlsDirEnv, kTlsMountPath, /*replace=*/true, &replaced);
+  }
+
+  if (const std::optional<int64_t> seconds = job.spec.run_policy.node_loss_toleration_seconds) {
+    AddNodeLossTolerations(pod_spec, *seconds);
   }
 
   if (const auto& sp = job.spec.run_policy.scheduling_policy) {

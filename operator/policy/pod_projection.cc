@@ -1,6 +1,7 @@
 #include "operator/policy/pod_projection.h"
 
 #include "operator/api/job_kind.h"
+#include "operator/policy/pod_state.h"
 
 namespace disttrain::policy {
 
@@ -86,12 +87,18 @@ json ProjectPod(json pod) {
     Keep(*s, status, "phase");
     Keep(*s, status, "reason");
     if (s->contains("conditions")) {
-      json ready = json::array();
+      json kept = json::array();
       for (json& c : (*s)["conditions"]) {
-        if (c.value("type", "") == "Ready")
-          ready.push_back({{"type", "Ready"}, {"status", c.value("status", "")}});
+        const std::string type = c.value("type", "");
+        if (type == "Ready") {
+          kept.push_back({{"type", "Ready"}, {"status", c.value("status", "")}});
+        } else if (type == kDisruptionTarget) {
+          kept.push_back({{"type", type},
+                          {"status", c.value("status", "")},
+                          {"reason", c.value("reason", "")}});
+        }
       }
-      status["conditions"] = std::move(ready);
+      status["conditions"] = std::move(kept);
     }
     if (s->contains("containerStatuses")) {
       json statuses = json::array();

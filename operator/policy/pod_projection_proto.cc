@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "common/proto_reader.h"
 #include "operator/policy/pod_projection.h"
+#include "operator/policy/pod_state.h"
 
 namespace disttrain::policy {
 
@@ -159,14 +160,17 @@ json Status(std::string_view status, bool* ok) {
         break;
       case 2: {
         any_condition = true;
-        std::string type, value;
+        std::string type, value, reason;
         ProtoReader c(r.bytes());
         while (c.Next()) {
           if (c.field() == 1) type = c.bytes();
           if (c.field() == 2) value = c.bytes();
+          if (c.field() == 5) reason = c.bytes();
         }
         *ok = *ok && c.ok();
         if (type == "Ready") ready.push_back({{"type", "Ready"}, {"status", value}});
+        if (type == kDisruptionTarget)
+          ready.push_back({{"type", type}, {"status", value}, {"reason", reason}});
         break;
       }
       case 4:

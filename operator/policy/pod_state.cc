@@ -38,7 +38,11 @@ std::optional<PodState> ReadPodState(const json& pod) {
                                    : PodPhase::kUnknown;
   s.reason = status.value("reason", "");
   for (const json& c : ArrayMember(status, "conditions")) {
-    if (c.value("type", "") == "Ready") s.ready = c.value("status", "") == "True";
+    const std::string type = c.value("type", "");
+    if (type == "Ready") s.ready = c.value("status", "") == "True";
+    if (type == kDisruptionTarget && c.value("status", "") == "True" &&
+        c.value("reason", "") == kDeletionByTaintManager)
+      s.evicted_from_lost_node = true;
   }
 
   std::string main_name;

@@ -13,12 +13,21 @@ namespace disttrain::policy {
 
 enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
+// The pod condition Kubernetes sets before it deletes a pod for a disruption, and its reason when
+// the taint manager does (a NoExecute taint the pod no longer tolerates).
+inline constexpr char kDisruptionTarget[] = "DisruptionTarget";
+inline constexpr char kDeletionByTaintManager[] = "DeletionByTaintManager";
+
 struct PodState {
   std::string name;
   std::string uid;
   PodPhase phase = PodPhase::kPending;
   bool terminating = false;  // deletionTimestamp set
   bool ready = false;        // the pod's Ready condition
+  // The taint manager evicted it from a node that was unreachable or not ready for longer than
+  // it tolerates (condition DisruptionTarget, reason DeletionByTaintManager): no kubelet will
+  // confirm its deletion.
+  bool evicted_from_lost_node = false;
   // Exit code of the main container once terminated (the last termination when restarted in
   // place), else of the first failed container; nullopt when none terminated.
   std::optional<int> exit_code;

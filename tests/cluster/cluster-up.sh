@@ -68,6 +68,12 @@ componentsPatches:
   extraArgs:
   - key: leader-elect
     value: "false"
+  # Kubernetes' own node-loss timing (kwokctl sets 3m20s and 25s): a node whose heartbeats stop is
+  # NotReady after 40 s (tests/e2e/lost_node_test.py). kwok renews its nodes' leases every 10 s.
+  - key: node-monitor-grace-period
+    value: 40s
+  - key: node-monitor-period
+    value: 5s
 - name: kube-scheduler
   extraArgs:
   - key: leader-elect
@@ -79,6 +85,8 @@ componentsPatches:
     value: "false"
   - key: manage-nodes-with-annotation-selector
     value: kwok.x-k8s.io/node=fake
+  - key: node-lease-duration-seconds
+    value: "40"
 YAML
 if [[ -n $api_patches ]]; then
   cat >>"$config" <<YAML

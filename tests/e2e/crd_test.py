@@ -63,7 +63,8 @@ class CrdTest(unittest.TestCase):
         spec = get_json("distributedtraining", "defaults", "-n", self.ns)["spec"]
         self.assertEqual(spec["replicaSpecs"]["Worker"]["restartPolicy"], "Never")
         self.assertEqual(spec["runPolicy"], {"cleanPodPolicy": "Running", "backoffLimit": 6,
-                                             "suspend": False, "finalEvaluationGracePeriodSeconds": 60})
+                                             "suspend": False, "finalEvaluationGracePeriodSeconds": 60,
+                                             "nodeLossTolerationSeconds": 30})
         self.assertEqual(spec["successPolicy"], "")
         self.assertEqual(spec["tfConfig"], {"evaluatorInCluster": True, "sparseWorkers": False})
         m = job("defaults2", Worker=1)

@@ -153,6 +153,7 @@ absl::Status FakeKubeClient::Delete(const kube::Resource& r, const std::string& 
                                     const std::string& name, const kube::DeleteOptions& options) {
   absl::MutexLock lock(&mu_);
   if (absl::Status s = Begin("delete", r, ns, name); !s.ok()) return s;
+  actions_.back().grace_period_seconds = options.grace_period_seconds;
   auto it = objects_.find(Key(r, ns, name));
   if (it == objects_.end()) return kube::StatusFromHttp(404, "{}", "delete");
   if (options.precondition_uid &&
@@ -162,7 +163,8 @@ absl::Status FakeKubeClient::Delete(const kube::Resource& r, const std::string& 
   }
   json& meta = it->second["metadata"];
   const bool finalizers = meta.contains("finalizers") && !meta["finalizers"].empty();
-  if (finalizers || (graceful_ && r.plural == "pods")) {
+  const bool force = options.grace_period_seconds == 0;
+  if (finalizers || (graceful_ && !force && r.plural == "pods")) {
     // Kept, marked deleting: until its finalizers are removed, or (a pod with a grace period)
     // until the test deletes it again as the kubelet would once its containers stopped.
     if (!meta.contains("deletionTimestamp")) {

@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ class FakeKubeClient : public kube::KubeClient {
   // delete or watch; resource the plural.
   struct Action {
     std::string verb, resource, ns, name, subresource;
+    std::optional<int64_t> grace_period_seconds = std::nullopt;  // of a delete
   };
 
   absl::StatusOr<nlohmann::json> Get(const kube::Resource& r, const std::string& ns,
@@ -74,7 +76,8 @@ class FakeKubeClient : public kube::KubeClient {
   // instead of being served.
   void FailNext(std::string verb, std::string resource, absl::Status error, int times = 1);
   // True: deleting a pod marks it terminating (deletionTimestamp) as a grace period would; a
-  // second delete removes it. Objects with finalizers are always kept until they are removed.
+  // second delete, or one with grace period 0, removes it. Objects with finalizers are always kept
+  // until they are removed.
   void SetDeleteGraceful(bool graceful) {
     absl::MutexLock lock(&mu_);
     graceful_ = graceful;

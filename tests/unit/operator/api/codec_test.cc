@@ -38,6 +38,7 @@ TEST(CodecTest, DecodesEveryRunPolicyField) {
   json j = Minimal();
   j["spec"]["runPolicy"] = json::parse(R"({"cleanPodPolicy": "All", "ttlSecondsAfterFinished": 60,
       "activeDeadlineSeconds": 600, "backoffLimit": 2, "suspend": true,
+      "nodeLossTolerationSeconds": 12,
       "schedulingPolicy": {"minAvailable": 3, "queue": "q", "priorityClass": "high",
                            "scheduleTimeoutSeconds": 30}})");
   j["spec"]["successPolicy"] = "AllWorkers";
@@ -49,6 +50,7 @@ TEST(CodecTest, DecodesEveryRunPolicyField) {
   EXPECT_EQ(run.ttl_seconds_after_finished, 60);
   EXPECT_EQ(run.active_deadline_seconds, 600);
   EXPECT_EQ(run.backoff_limit, 2);
+  EXPECT_EQ(run.node_loss_toleration_seconds, 12);
   EXPECT_TRUE(run.suspend);
   ASSERT_TRUE(run.scheduling_policy.has_value());
   EXPECT_EQ(run.scheduling_policy->min_available, 3);

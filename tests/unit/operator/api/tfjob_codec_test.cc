@@ -49,6 +49,14 @@ TEST(TfJobCodecTest, AnUnsetBackoffLimitIsUnboundedAsUnderTheTrainingOperator) {
   EXPECT_EQ(job->spec.run_policy.backoff_limit, 0);
 }
 
+TEST(TfJobCodecTest, ATfJobsPodsKeepKubernetesOwnLostNodeTolerations) {
+  absl::StatusOr<DistributedTraining> job = DecodeTfJob(TfJob({{"Worker", Replica()}}));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ApplyDefaults(&*job);
+  EXPECT_FALSE(job->spec.run_policy.node_loss_toleration_seconds.has_value())
+      << "the training-operator adds none; the admission plugin gives 300 s";
+}
+
 TEST(TfJobCodecTest, ReadsRunPolicyManagedByAndDynamicWorkers) {
   json j = TfJob({{"Worker", Replica()}}, {{"cleanPodPolicy", "Running"},
                                            {"backoffLimit", 3},

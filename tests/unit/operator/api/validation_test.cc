@@ -159,6 +159,18 @@ TEST(DefaultsTest, FillsBackoffLimitAndMinAvailable) {
   EXPECT_EQ(job.spec.run_policy.scheduling_policy->min_available, 6);
 }
 
+TEST(DefaultsTest, GivesADistributedTrainingThirtySecondsOnALostNode) {
+  DistributedTraining job = JobBuilder("a").Workers(3).Build();
+  ApplyDefaults(&job);
+  EXPECT_EQ(job.spec.run_policy.node_loss_toleration_seconds, 30);
+  job.spec.run_policy.node_loss_toleration_seconds = 0;
+  ApplyDefaults(&job);
+  EXPECT_EQ(job.spec.run_policy.node_loss_toleration_seconds, 0);
+  job.spec.run_policy.node_loss_toleration_seconds = -1;
+  absl::Status s = Validate(job);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("spec.runPolicy.nodeLossTolerationSeconds"));
+}
+
 TEST(DefaultsTest, KeepsWhatTheUserSet) {
   DistributedTraining job = JobBuilder("a").Workers(3).Build();
   job.spec.run_policy.backoff_limit = 0;

@@ -201,6 +201,48 @@ TEST(JobReconcilerTest, RestartsAFailedWorkerAndCountsItOnce) {
   EXPECT_EQ(h.Restarts(), 1);
 }
 
+// The taint manager evicted a pod from a node that stayed unreachable: the delete marks it
+// Terminating, and with no kubelet to confirm it would stay so, holding its name. The operator
+// removes it at once (grace period 0, this very pod only) and the next pass creates the replica
+// again, not counted as a restart. A pod deleted for any other reason is left to its grace.
+TEST(JobReconcilerTest, APodEvictedFromALostNodeIsRemovedAndItsReplicaCreatedAgain) {
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  h.client.SetDeleteGraceful(true);
+  ASSERT_TRUE(
+      h.client.Delete(kube::kPods, "default", "dist-worker-0", {}).ok());  // a user's delete
+  const std::string old_uid = h.Uid("dist-worker-1");
+  ASSERT_TRUE(h.client.Delete(kube::kPods, "default", "dist-worker-1", {}).ok());
+  absl::StatusOr<json> evicted = h.client.Get(kube::kPods, "default", "dist-worker-1");
+  ASSERT_TRUE(evicted.ok());
+  (*evicted)["status"]["conditions"].push_back(
+      {{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "DeletionByTaintManager"}});
+  h.client.Put(kube::kPods, *evicted);
+  h.client.ClearActions();
+
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_FALSE(h.HasPod("dist-worker-1"));
+  EXPECT_TRUE(h.HasPod("dist-worker-0")) << "a pod deleted by someone else keeps its grace period";
+  int forced = 0;
+  for (const auto& a : h.client.actions()) {
+    if (a.verb == "delete" && a.resource == "pods") {
+      EXPECT_EQ(a.name, "dist-worker-1");
+      EXPECT_EQ(a.grace_period_seconds, 0);
+      ++forced;
+    }
+  }
+  EXPECT_EQ(forced, 1);
+  EXPECT_EQ(h.events.Count("PodOfLostNodeRemoved"), 1);
+
+  ASSERT_TRUE(h.Pass().ok());  // the informer saw it go
+  ASSERT_TRUE(h.HasPod("dist-worker-1"));
+  EXPECT_NE(h.Uid("dist-worker-1"), old_uid);
+  EXPECT_EQ(h.Restarts(), 0);
+  EXPECT_EQ(h.events.Count("PodOfLostNodeRemoved"), 1);
+}
+
 TEST(JobReconcilerTest, AStaleCacheNeverCountsARestartTwice) {
   Harness h;
   ASSERT_TRUE(h.Pass().ok());

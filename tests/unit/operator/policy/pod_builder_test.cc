@@ -161,6 +161,46 @@ TEST(PodBuilderTest, MasksGpusFromTheNvidiaRuntimeForPodsThatRequestNone) {
   EXPECT_EQ(Env(user, 0, "NVIDIA_VISIBLE_DEVICES"), "all");
 }
 
+json Toleration(const std::string& key, int64_t seconds) {
+  return {{"key", key},
+          {"operator", "Exists"},
+          {"effect", "NoExecute"},
+          {"tolerationSeconds", seconds}};
+}
+
+TEST(PodBuilderTest, ToleratesALostNodeForRunPolicysSeconds) {
+  api::DistributedTraining job = JobBuilder("d").Ps(1).Workers(2).Build();
+  job.spec.run_policy.node_loss_toleration_seconds = 30;
+  for (ReplicaType type : {ReplicaType::kPS, ReplicaType::kWorker}) {
+    json pod = Build(job, type, 0);
+    EXPECT_EQ(pod["spec"]["tolerations"],
+              json::array({Toleration("node.kubernetes.io/unreachable", 30),
+                           Toleration("node.kubernetes.io/not-ready", 30)}));
+  }
+  job.spec.run_policy.node_loss_toleration_seconds.reset();  // a TFJob's: Kubernetes' 300 s
+  EXPECT_FALSE(Build(job, ReplicaType::kPS, 0)["spec"].contains("tolerations"));
+}
+
+TEST(PodBuilderTest, TheTemplatesOwnLostNodeTolerationWins) {
+  api::DistributedTraining job = JobBuilder("d").Ps(1).Workers(1).Build();
+  job.spec.run_policy.node_loss_toleration_seconds = 30;
+  json gpu = {{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
+  json& tolerations =
+      job.spec.replica_specs.at(ReplicaType::kWorker).pod_template["spec"]["tolerations"];
+  tolerations = json::array({gpu, Toleration("node.kubernetes.io/unreachable", 600)});
+  EXPECT_EQ(Build(job, ReplicaType::kWorker, 0)["spec"]["tolerations"],
+            json::array({gpu, Toleration("node.kubernetes.io/unreachable", 600),
+                         Toleration("node.kubernetes.io/not-ready", 30)}));
+  // A toleration of every taint (no key, Exists) covers both.
+  tolerations = json::array({{{"operator", "Exists"}}});
+  EXPECT_EQ(Build(job, ReplicaType::kWorker, 0)["spec"]["tolerations"], tolerations);
+  // One for NoSchedule only does not.
+  tolerations = json::array({{{"key", "node.kubernetes.io/not-ready"},
+                              {"operator", "Exists"},
+                              {"effect", "NoSchedule"}}});
+  EXPECT_EQ(Build(job, ReplicaType::kWorker, 0)["spec"]["tolerations"].size(), 3u);
+}
+
 TEST(PodBuilderTest, GangSchedulingNamesThePodGroupAndPriority) {
   api::SchedulingPolicy policy;
   policy.priority_class = "high";

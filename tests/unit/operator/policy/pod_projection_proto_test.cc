@@ -47,7 +47,7 @@ TEST_P(PodProjectionProtoTest, DecodesWhatProjectPodKeepsOfTheSameObjectInJson) 
 
 INSTANTIATE_TEST_SUITE_P(ServedPods, PodProjectionProtoTest,
                          testing::Values("running", "succeeded", "failed", "restarted", "deleting",
-                                         "pending"));
+                                         "pending", "evicted"));
 
 TEST(PodProjectionProtoFixturesTest, CoverEveryFieldTheProjectionKeeps) {
   // Without this, a fixture that lost its interesting part would still pass the equality.
@@ -68,6 +68,11 @@ TEST(PodProjectionProtoFixturesTest, CoverEveryFieldTheProjectionKeeps) {
       ProjectPod(json::parse(Read("deleting.json")))["metadata"].contains("deletionTimestamp"));
   EXPECT_FALSE(
       ProjectPod(json::parse(Read("pending.json")))["status"].contains("containerStatuses"));
+  const json evicted = ProjectPod(json::parse(Read("evicted.json")));
+  EXPECT_EQ(evicted["status"]["conditions"][0], json({{"type", "DisruptionTarget"},
+                                                      {"status", "True"},
+                                                      {"reason", "DeletionByTaintManager"}}));
+  EXPECT_TRUE(evicted["metadata"].contains("deletionTimestamp"));
 }
 
 TEST(ServiceProjectionProtoTest, DecodesTheMetadataOfAServedService) {

@@ -24,7 +24,8 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
       "deletionTimestamp": "2026-01-01T00:00:00Z"},
     "spec": {"containers": [{"name": "tensorflow", "image": "i", "env": [{"name": "TF_CONFIG", "value": "{}"}]}],
              "volumes": [{"name": "v"}]},
-    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
+    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"},
+      {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager", "message": "m"}],
       "containerStatuses": [{"name": "tensorflow", "restartCount": 3, "image": "i",
         "state": {"running": {"startedAt": "t"}}, "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "t"}}}]}})");
   json projected = ProjectPod(pod);
@@ -35,6 +36,8 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
   EXPECT_EQ(small->phase, full->phase);
   EXPECT_EQ(small->terminating, full->terminating);
   EXPECT_EQ(small->ready, full->ready);
+  EXPECT_EQ(small->evicted_from_lost_node, full->evicted_from_lost_node);
+  EXPECT_TRUE(small->evicted_from_lost_node);
   EXPECT_EQ(small->exit_code, full->exit_code);
   EXPECT_EQ(small->reason, full->reason);
   EXPECT_EQ(small->restart_count, full->restart_count);

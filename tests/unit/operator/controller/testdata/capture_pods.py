@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Captures the fixtures of pod_projection_proto_test: pods and a Service in the states the
 operator reads (running with labels and an owner, succeeded with a termination message,
-restarted in place, failed, marked for deletion, unschedulable), each fetched from a real
+restarted in place, failed, marked for deletion, unschedulable, evicted by the taint manager from
+a lost node), each fetched from a real
 kube-apiserver twice at the same resourceVersion, as JSON (NAME.json) and as protobuf (NAME.pb,
 the body as sent, envelope included); plus the list of those pods and a watch from
 resourceVersion 0 in protobuf (pods.list.pb, pods.watch.pb).
 
     make cluster-up
-    python3 tests/unit/operator/controller/testdata/capture_pods.py
+    python3 tests/unit/operator/controller/testdata/capture_pods.py [NAME ...]
+
+With NAMEs, only those fixtures are written (the list and watch fixtures only without NAMEs).
 """
 import json
 import os
@@ -74,6 +77,10 @@ def main():
         "restarted": pod("restarted", {"test.disttrain.io/exit-code": "3"}, restart="OnFailure"),
         "deleting": pod("deleting", extra_meta={"finalizers": ["test.disttrain.io/hold"]}),
         "pending": pod("pending", node_selector={"type": "no-such-node"}),
+        # Unscheduled, so that kwok's stages leave its conditions as patched (on a kwok node they
+        # rewrite them); the encoding of the condition is the point.
+        "evicted": pod("evicted", node_selector={"type": "no-such-node"},
+                       extra_meta={"finalizers": ["test.disttrain.io/hold"]}),
     }
     apply({"apiVersion": "v1", "kind": "List", "items": list(pods.values())}, NS)
     apply({"apiVersion": "v1", "kind": "Service",
@@ -88,8 +95,21 @@ def main():
     kubectl("delete", "pod", "deleting", "-n", NS, "--wait=false")
     wait_until("the deletion mark",
                lambda: get_json("pod", "deleting", "-n", NS)["metadata"].get("deletionTimestamp"))
-    # The restarted pod keeps changing: fetch each object until both encodings show one version.
+    # What the taint manager does to a pod on a node lost past its toleration: the
+    # DisruptionTarget condition and the delete. Deleted first here: on a pod not being deleted,
+    # the disruption controller resets the condition to False within seconds.
+    kubectl("delete", "pod", "evicted", "-n", NS, "--wait=false")
+    wait_until("the eviction",
+               lambda: get_json("pod", "evicted", "-n", NS)["metadata"].get("deletionTimestamp"))
+    kubectl("patch", "pod", "evicted", "-n", NS, "--subresource=status", "--type=strategic", "-p", json.dumps(
+        {"status": {"conditions": [{"type": "DisruptionTarget", "status": "True",
+                                    "reason": "DeletionByTaintManager",
+                                    "message": "Taint manager: deleting due to NoExecute taint",
+                                    "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}))
+    only = set(sys.argv[1:])
     objects = [("pods", name) for name in pods] + [("services", "running")]
+    if only:
+        objects = [(r, n) for r, n in objects if (f"service-{n}" if r == "services" else n) in only]
     for resource, name in objects:
         path = f"/api/v1/namespaces/{NS}/{resource}/{name}"
         for _ in range(20):
@@ -107,13 +127,15 @@ def main():
         with open(os.path.join(HERE, f"{prefix}{name}.pb"), "wb") as f:
             f.write(as_proto)
     selector = "labelSelector=app.kubernetes.io%2Fmanaged-by%3Ddisttrain-operator"
-    with open(os.path.join(HERE, "pods.list.pb"), "wb") as f:
-        f.write(fetch(f"/api/v1/namespaces/{NS}/pods?{selector}", PROTOBUF))
-    with open(os.path.join(HERE, "pods.watch.pb"), "wb") as f:
-        f.write(fetch(f"/api/v1/namespaces/{NS}/pods?{selector}&watch=true&resourceVersion=0"
-                      "&timeoutSeconds=1", PROTOBUF))
-    kubectl("patch", "pod", "deleting", "-n", NS, "--type=json",
-            "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+    if not only:
+        with open(os.path.join(HERE, "pods.list.pb"), "wb") as f:
+            f.write(fetch(f"/api/v1/namespaces/{NS}/pods?{selector}", PROTOBUF))
+        with open(os.path.join(HERE, "pods.watch.pb"), "wb") as f:
+            f.write(fetch(f"/api/v1/namespaces/{NS}/pods?{selector}&watch=true&resourceVersion=0"
+                          "&timeoutSeconds=1", PROTOBUF))
+    for held in ("deleting", "evicted"):
+        kubectl("patch", "pod", held, "-n", NS, "--type=json",
+                "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
     kubectl("delete", "namespace", NS, "--wait=false")
     print(f"fixtures written to {HERE}")
 
