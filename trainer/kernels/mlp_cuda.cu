@@ -191,9 +191,9 @@ absl::Status CudaMlpImpl::Init() {
   host_loss_ = std::make_unique<PinnedBuffer<float>>(n);
   for (const absl::Status* s :
        {&params_->status(), &grads_->status(), &logits_->status(), &loss_->status(),
-        &ones_->status(), &delta_[0]->status(), &delta_[1]->status(), &x_->status(),
-        &y_->status(), &host_params_->status(), &host_grads_->status(), &host_loss_->status(),
-        &host_x_->status(), &host_y_->status()}) {
+        &ones_->status(), &delta_[0]->status(), &delta_[1]->status(), &x_->status(), &y_->status(),
+        &host_params_->status(), &host_grads_->status(), &host_loss_->status(), &host_x_->status(),
+        &host_y_->status()}) {
     if (!s->ok()) return *s;
   }
   for (const auto& a : activations_) {
@@ -220,9 +220,7 @@ absl::Status CudaMlpImpl::Compute(int n, bool copy_out) {
   cudaStream_t stream = compute_->get();
   float* const p = params_->get();
   float* const g = grads_->get();
-  auto input_of = [&](int l) {
-    return l == 0 ? x_->get() : activations_[l - 1]->get();
-  };
+  auto input_of = [&](int l) { return l == 0 ? x_->get() : activations_[l - 1]->get(); };
   auto output_of = [&](int l) {
     return l == layers() - 1 ? logits_->get() : activations_[l]->get();
   };
@@ -240,8 +238,7 @@ absl::Status CudaMlpImpl::Compute(int n, bool copy_out) {
   }
   if (s.ok())
     s = LaunchAsync(SoftmaxXentKernel, BlocksFor(n), 256u, stream, logits_->get(),
-                    static_cast<const int32_t*>(y_->get()), loss_->get(), n,
-                    widths_.back());
+                    static_cast<const int32_t*>(y_->get()), loss_->get(), n, widths_.back());
   // Backward, output layer first: `d` [n x m] is d(loss)/d(the layer's output).
   float* d = logits_->get();
   for (int l = layers() - 1; l >= 0 && s.ok(); --l) {
