@@ -256,6 +256,7 @@ json EncodeStatus(const JobStatus& status) {
   out["observedGeneration"] = status.observed_generation;
   out["restartingPods"] = status.restarting_pods;  // always sent: a merge patch must clear it
   if (status.result) out["result"] = EncodeResult(*status.result);
+  if (!status.worker_selector.empty()) out["workerSelector"] = status.worker_selector;
   return out;
 }
 
@@ -298,6 +299,7 @@ absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
   f.ReadTime("startTime", &status.start_time);
   f.ReadTime("completionTime", &status.completion_time);
   f.ReadInt("observedGeneration", &status.observed_generation);
+  f.ReadString("workerSelector", &status.worker_selector);
   if (const json* uids = f.Find("restartingPods")) {
     bool ok = uids->is_array();
     for (size_t i = 0; ok && i < uids->size(); ++i) ok = (*uids)[i].is_string();

@@ -134,6 +134,7 @@ json EncodeTfJobStatus(const JobStatus& status, const JobSpec& spec) {
   // The engine's encoding holds every field; TFJob's differ in the reasons, the replicas'
   // selectors, lastUpdateTime and what is left out when empty.
   json out = EncodeStatus(status);
+  out.erase("workerSelector");  // the scale subresource is DistributedTraining's
   for (size_t i = 0; i < status.conditions.size(); ++i) {
     json& c = out["conditions"][i];
     c["reason"] = TfJobReason(status.conditions[i]);

@@ -196,6 +196,9 @@ struct JobStatus {
   // lost nor counted twice (the Job controller's uncountedTerminatedPods, for restarts).
   std::vector<std::string> restarting_pods;
   std::optional<JobResult> result;
+  // The label selector of the job's Worker pods ("k=v,k=v"), empty without a Worker role: the
+  // scale subresource's labelSelectorPath, which a HorizontalPodAutoscaler reads.
+  std::string worker_selector;
 
   bool operator==(const JobStatus&) const = default;
 };

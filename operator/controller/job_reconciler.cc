@@ -12,6 +12,7 @@
 #include "operator/api/validation.h"
 #include "operator/controller/internal/reconcile_pass.h"
 #include "operator/kube/errors.h"
+#include "operator/policy/child_meta.h"
 #include "operator/policy/conditions.h"
 #include "operator/policy/failure_policy.h"
 #include "operator/policy/job_policies.h"
@@ -50,6 +51,7 @@ using ::disttrain::policy::Readiness;
 using ::disttrain::policy::ReadPodState;
 using ::disttrain::policy::RestartedInPlaceSince;
 using ::disttrain::policy::RestartTally;
+using ::disttrain::policy::RoleSelector;
 using ::disttrain::policy::SetCondition;
 using ::disttrain::policy::SuccessMessage;
 using ::disttrain::policy::TimeCheck;
@@ -254,6 +256,7 @@ void JobReconciler::Run(Pass& p) {
   if (!EnsureTlsSecret(p)) return;
   if (!HandleFailures(p)) return;
   if (!CheckInPlaceRestarts(p)) return;
+  RemoveSurplusReplicas(p);
   // Success before creation: a job that has succeeded needs no missing pod back (after a
   // failed status write, cleanup may already have deleted them).
   auto succeeded = [&](ReplicaType t, int i) { return p.Remembered(t, i); };
@@ -350,6 +353,10 @@ void JobReconciler::UpdateCounts(Pass& p) {
     rs.progress = absl::StrCat(running, "/", spec.replicas);
   }
   p.status.observed_generation = p.job.metadata.generation;
+  p.status.worker_selector = p.job.kind == &api::kDistributedTrainingKind &&
+                                     p.job.spec.replica_specs.contains(ReplicaType::kWorker)
+                                 ? RoleSelector(p.job, ReplicaType::kWorker)
+                                 : "";
   p.status.state = CurrentState(p.status);
 }
 

@@ -137,6 +137,9 @@ class JobReconciler : public runtime::Reconciler {
   // Pods the taint manager evicted from a lost node stay Terminating for good (no kubelet
   // confirms): removed at once (grace period 0), so that the missing replica is created again.
   void RemovePodsOfLostNodes(Pass& p);
+  // Pods whose index the spec no longer has (a role scaled down, e.g. `kubectl scale`): deleted
+  // with their grace period and their Services, not counted as restarts (event ScaledDown).
+  void RemoveSurplusReplicas(Pass& p);
   void EmitEvents(Pass& p);
   absl::Status DeletePod(Pass& p, const policy::PodState& pod, bool with_service);
   bool Deleted(const std::string& uid);

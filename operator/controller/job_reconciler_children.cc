@@ -2,6 +2,7 @@
 // deletion when it finishes or is suspended, and the job itself after its TTL (see
 // job_reconciler.h). Split from job_reconciler.cc, which holds the pass and its decisions.
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,7 @@
 #include "operator/controller/internal/reconcile_pass.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/kube/errors.h"
+#include "operator/policy/child_meta.h"
 #include "operator/policy/conditions.h"
 #include "operator/policy/desired_objects.h"
 #include "operator/policy/job_policies.h"
@@ -28,6 +30,7 @@ using ::disttrain::policy::CleanupOnFinish;
 using ::disttrain::policy::DesiredObjects;
 using ::disttrain::policy::FinishCleanup;
 using ::disttrain::policy::GangScheduler;
+using ::disttrain::policy::IsSurplusReplica;
 using ::disttrain::policy::IsTrue;
 using ::disttrain::policy::kFailed;
 using ::disttrain::policy::kReplicaFailure;
@@ -360,6 +363,25 @@ void JobReconciler::DeleteAfterTtl(Pass& p) {
     p.deleted = true;
   } else {
     p.Error("FailedDeleteJob", s);
+  }
+}
+
+void JobReconciler::RemoveSurplusReplicas(Pass& p) {
+  std::map<api::ReplicaType, std::vector<std::string>> removed;
+  for (const auto& [id, pod] : p.pods) {
+    const auto [type, index] = id;
+    if (pod.terminating || Deleted(pod.uid) || !IsSurplusReplica(p.job, type, index)) continue;
+    if (absl::Status s = DeletePod(p, pod, /*with_service=*/true); !s.ok()) {
+      p.Error("FailedDeletePod", s);
+      continue;
+    }
+    removed[type].push_back(pod.name);
+  }
+  for (const auto& [type, names] : removed) {
+    auto it = p.job.spec.replica_specs.find(type);
+    const int replicas = it == p.job.spec.replica_specs.end() ? 0 : it->second.replicas;
+    p.Note("ScaledDown", absl::StrCat("deleted ", absl::StrJoin(names, ", "), ": ",
+                                      api::ReplicaTypeKey(type), " replicas are now ", replicas));
   }
 }
 

@@ -14,6 +14,17 @@ json ReplicaSelector(const api::DistributedTraining& job, api::ReplicaType type,
           {l.replica_index, absl::StrCat(index)}};
 }
 
+std::string RoleSelector(const api::DistributedTraining& job, api::ReplicaType type) {
+  const api::ChildLabels& l = job.kind->labels;
+  return absl::StrCat(l.job_name, "=", job.metadata.name, ",", l.replica_type, "=",
+                      api::RoleName(job.spec, type));
+}
+
+bool IsSurplusReplica(const api::DistributedTraining& job, api::ReplicaType type, int index) {
+  auto it = job.spec.replica_specs.find(type);
+  return it == job.spec.replica_specs.end() || index >= it->second.replicas;
+}
+
 bool IsSuccessReplica(const api::DistributedTraining& job, api::ReplicaType type, int index) {
   auto chief = job.spec.replica_specs.find(api::ReplicaType::kChief);
   bool has_chief = chief != job.spec.replica_specs.end() && chief->second.replicas > 0;

@@ -22,6 +22,13 @@ nlohmann::json ReplicaMeta(const api::DistributedTraining& job, api::ReplicaType
 // The controller ownerReference pointing at `job`.
 nlohmann::json OwnerReference(const api::DistributedTraining& job);
 
+// The label selector ("k=v,k=v") of every pod of one role of the job.
+std::string RoleSelector(const api::DistributedTraining& job, api::ReplicaType type);
+
+// True when the spec no longer has replica (type, index): its role was scaled below the index
+// (or removed) while its pod existed.
+bool IsSurplusReplica(const api::DistributedTraining& job, api::ReplicaType type, int index);
+
 // True when replica (type, index) decides the job's success: the chief, or worker 0 without one.
 bool IsSuccessReplica(const api::DistributedTraining& job, api::ReplicaType type, int index);
 

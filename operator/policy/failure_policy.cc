@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "operator/api/names.h"
+#include "operator/policy/child_meta.h"
 #include "operator/policy/restart_policy.h"
 
 namespace disttrain::policy {
@@ -40,6 +41,8 @@ FailureDecision DecideFailures(const api::DistributedTraining& job, const api::J
   int32_t replacing = 0;  // restarts this pass adds
   for (const auto& [id, pod] : pods) {
     if (pod.terminating) continue;
+    // Scaled away: removed without counting, whatever it does meanwhile.
+    if (IsSurplusReplica(job, id.first, id.second)) continue;
     if (IsBeingReplaced(status, pod)) {
       // Counted by an earlier pass whose delete failed or is not yet seen: delete again only.
       if (!deleting(pod.uid)) d.replace.push_back(pod);

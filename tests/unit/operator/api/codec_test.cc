@@ -233,8 +233,10 @@ TEST(CodecTest, StatusRoundTrips) {
   status.replica_statuses[ReplicaType::kWorker] = {3, 1, 0, 2, "3/4", {0, 2}, 1};
   status.start_time = absl::FromUnixSeconds(120);
   status.observed_generation = 2;
+  status.worker_selector = "disttrain.io/job-name=d,disttrain.io/replica-type=worker";
   json encoded = EncodeStatus(status);
   EXPECT_EQ(encoded["conditions"][1]["lastTransitionTime"], "1970-01-01T00:02:40Z");
+  EXPECT_EQ(encoded["workerSelector"], status.worker_selector);
   EXPECT_EQ(encoded["replicaStatuses"]["Worker"]["progress"], "3/4");
   EXPECT_FALSE(encoded.contains("completionTime"));
   absl::StatusOr<JobStatus> decoded = DecodeStatus(encoded);

@@ -1,6 +1,7 @@
 // The reconciler on a fake API server: every lifecycle path.
 #include "operator/controller/job_reconciler.h"
 
+#include <map>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -241,6 +242,53 @@ TEST(JobReconcilerTest, APodEvictedFromALostNodeIsRemovedAndItsReplicaCreatedAga
   EXPECT_NE(h.Uid("dist-worker-1"), old_uid);
   EXPECT_EQ(h.Restarts(), 0);
   EXPECT_EQ(h.events.Count("PodOfLostNodeRemoved"), 1);
+}
+
+// `kubectl scale dtr dist --replicas N`: the API server writes replicaSpecs.Worker.replicas.
+void ScaleWorkers(Harness& h, int replicas) {
+  absl::StatusOr<json> job = h.client.Get(kube::kDistributedTrainings, "default", "dist");
+  ASSERT_TRUE(job.ok());
+  (*job)["spec"]["replicaSpecs"]["Worker"]["replicas"] = replicas;
+  (*job)["metadata"]["generation"] = (*job)["metadata"]["generation"].get<int>() + 1;
+  h.client.Put(kube::kDistributedTrainings, *job);
+}
+
+// Scaling the workers of a running job adds or removes worker pods only: the highest indexes
+// go (with their Services), nothing else is touched, nothing counts as a restart, and a worker
+// that fails while it is scaled away neither restarts nor fails the job.
+TEST(JobReconcilerTest, ScalingWorkersAddsAndRemovesWorkerPodsOnly) {
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Status().worker_selector,
+            "disttrain.io/job-name=dist,disttrain.io/replica-type=worker");
+  std::map<std::string, std::string> uids;
+  for (const std::string& name : {"dist-chief-0", "dist-ps-0", "dist-worker-0"})
+    uids[name] = h.Uid(name);
+
+  ScaleWorkers(h, 4);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_TRUE(h.HasPod("dist-worker-2"));
+  EXPECT_TRUE(h.HasPod("dist-worker-3"));
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Status().replica_statuses.at(api::ReplicaType::kWorker).active, 4);
+
+  h.SetPod("dist-worker-3", "Failed", 143);  // SIGTERM of the scale-down, seen first
+  ScaleWorkers(h, 1);
+  ASSERT_TRUE(h.Pass().ok());
+  for (const std::string& name : {"dist-worker-1", "dist-worker-2", "dist-worker-3"}) {
+    EXPECT_FALSE(h.HasPod(name)) << name;
+    EXPECT_FALSE(h.client.Get(kube::kServices, "default", name).ok()) << name;
+  }
+  EXPECT_EQ(h.events.Count("ScaledDown"), 1);
+  ASSERT_TRUE(h.Pass().ok());
+  for (const auto& [name, uid] : uids) EXPECT_EQ(h.Uid(name), uid) << name << " was replaced";
+  EXPECT_FALSE(h.HasPod("dist-worker-1")) << "a scaled-away worker came back";
+  EXPECT_EQ(h.Restarts(), 0);
+  EXPECT_EQ(h.State(), kRunning);
+  EXPECT_EQ(h.Status().replica_statuses.at(api::ReplicaType::kWorker).active, 1);
 }
 
 TEST(JobReconcilerTest, AStaleCacheNeverCountsARestartTwice) {

@@ -1,0 +1,113 @@
+"""Scaling the workers of a running job through the scale subresource (issue #37): `kubectl scale`
+and a HorizontalPodAutoscaler change replicaSpecs.Worker.replicas, and the operator adds or
+removes worker pods only. The chief and the parameter servers keep their pods (same UIDs),
+nothing counts as a restart, and bad scale requests are refused by the API server.
+
+Pods are kwok's (no trainer runs here); what the trainer does with workers that come and go is
+docs/user-guide.md's "Scaling workers"."""
+import json
+import unittest
+
+from crd_test import install_crd
+from kube import Namespace, apply, get_json, kubectl, wait_until
+from lifecycle_test import job, role
+from operator_process import OperatorProcess
+
+
+def pods_by_name(ns, name):
+    return {p["metadata"]["name"]: p for p in get_json(
+        "pods", "-n", ns, "-l", f"disttrain.io/job-name={name}")["items"]
+        if not p["metadata"].get("deletionTimestamp")}
+
+
+def running(ns, name):
+    return {n for n, p in pods_by_name(ns, name).items() if p.get("status", {}).get("phase") == "Running"}
+
+
+class ElasticTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        install_crd()
+        cls.operator = OperatorProcess("elastic").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.operator.stop() == 0
+
+    def test_kubectl_scale_adds_and_removes_workers_only(self):
+        with Namespace("elastic") as ns:
+            apply(job("el", Chief=role(1, 0, 120), PS=role(1), Worker=role(1)), ns)
+            wait_until("3 pods running", lambda: running(ns, "el") == {"el-chief-0", "el-ps-0", "el-worker-0"},
+                       timeout=60)
+            kept = {n: p["metadata"]["uid"] for n, p in pods_by_name(ns, "el").items()}
+
+            kubectl("scale", "dtr/el", "--replicas", "3", "-n", ns)
+            wait_until("5 pods running", lambda: len(running(ns, "el")) == 5, timeout=60)
+            wait_until("the status counting 3 workers", lambda: get_json("dtr", "el", "-n", ns)["status"][
+                "replicaStatuses"]["Worker"].get("active") == 3, timeout=30)
+            scale = json.loads(kubectl("get", "--raw",
+                                       f"/apis/disttrain.io/v1/namespaces/{ns}/distributedtrainings/el/scale").stdout)
+            self.assertEqual(scale["spec"]["replicas"], 3)
+            self.assertEqual(scale["status"]["replicas"], 3)
+            self.assertEqual(scale["status"]["selector"], "disttrain.io/job-name=el,disttrain.io/replica-type=worker")
+
+            kubectl("scale", "dtr/el", "--replicas", "1", "-n", ns)
+            wait_until("workers 1 and 2 gone", lambda: set(pods_by_name(ns, "el")) == set(kept), timeout=60)
+            self.assertEqual({n: p["metadata"]["uid"] for n, p in pods_by_name(ns, "el").items()}, kept,
+                             "a pod that was not scaled away was replaced")
+            services = {s["metadata"]["name"] for s in get_json("services", "-n", ns)["items"]}
+            self.assertEqual(services & {"el-worker-1", "el-worker-2"}, set())
+            events = get_json("events", "-n", ns, "--field-selector", "reason=ScaledDown")["items"]
+            self.assertEqual(len(events), 1)
+            self.assertIn("el-worker-1, el-worker-2", events[0]["message"])
+            wait_until("the job to succeed", lambda: get_json("dtr", "el", "-n", ns).get(
+                "status", {}).get("state") == "Succeeded", timeout=150)
+            status = get_json("dtr", "el", "-n", ns)["status"]
+            self.assertEqual(sum(r.get("restarts", 0) for r in status["replicaStatuses"].values()), 0)
+
+    def test_a_horizontal_pod_autoscaler_reads_the_scale_subresource(self):
+        with Namespace("elastic-hpa") as ns:
+            apply(job("auto", Chief=role(1), PS=role(1), Worker=role(1)), ns)
+            apply({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                   "metadata": {"name": "auto"},
+                   "spec": {"scaleTargetRef": {"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining",
+                                               "name": "auto"},
+                            "minReplicas": 2, "maxReplicas": 3,
+                            "metrics": [{"type": "Resource", "resource": {
+                                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}}, ns)
+
+            def conditions():
+                return {c["type"]: c for c in get_json("hpa", "auto", "-n", ns).get("status", {}).get("conditions", [])}
+            # The controller read the job's scale and raised the workers to minReplicas (no metrics
+            # server runs here, so it goes no further).
+            wait_until("2 workers", lambda: {"auto-worker-0", "auto-worker-1"} <= running(ns, "auto"), timeout=90)
+            self.assertEqual(get_json("dtr", "auto", "-n", ns)["spec"]["replicaSpecs"]["Worker"]["replicas"], 2)
+            events = get_json("events", "-n", ns, "--field-selector", "reason=SuccessfulRescale")["items"]
+            self.assertIn("New size: 2", " ".join(e["message"] for e in events))
+            # It found the workers by status.workerSelector: what stops it now is the missing
+            # metrics, not the selector (InvalidSelector / SelectorRequired without it).
+            active = wait_until("the HPA to get as far as its metrics", lambda: (
+                lambda c: c if c.get("reason") not in (None, "InvalidSelector") else None)(
+                    conditions().get("ScalingActive", {})), timeout=60)
+            self.assertEqual(active["reason"], "FailedGetResourceMetric", active)
+            self.assertNotEqual(conditions()["AbleToScale"]["reason"], "FailedGetScale")
+
+    def test_bad_scale_requests_are_refused(self):
+        with Namespace("elastic-bad") as ns:
+            apply(job("bad", Chief=role(1), PS=role(1), Worker=role(1)), ns)
+            apply(job("chiefonly", Chief=role(1)), ns)
+            path = f"/apis/disttrain.io/v1/namespaces/{ns}/distributedtrainings/bad/scale"
+            negative = kubectl("replace", "--raw", path, "-f", "-", check=False, input=json.dumps(
+                {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                 "metadata": {"name": "bad", "namespace": ns}, "spec": {"replicas": -1}}))
+            self.assertNotEqual(negative.returncode, 0)
+            self.assertIn("replicas", negative.stderr)
+            no_workers = kubectl("scale", "dtr/chiefonly", "--replicas", "2", "-n", ns, check=False)
+            self.assertNotEqual(no_workers.returncode, 0)
+            print("no Worker role:", no_workers.stderr.strip(), flush=True)
+            self.assertEqual(get_json("dtr", "bad", "-n", ns)["spec"]["replicaSpecs"]["Worker"]["replicas"], 1)
+            self.assertNotIn("Worker", get_json("dtr", "chiefonly", "-n", ns)["spec"]["replicaSpecs"])
+
+
+if __name__ == "__main__":
+    unittest.main()
