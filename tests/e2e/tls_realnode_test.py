@@ -78,10 +78,12 @@ class TlsRealNodeTest(unittest.TestCase):
         finally:
             channel.close()
 
-    def job(self, name, roles):
+    def job(self, name, roles, run_policy=None):
+        spec = {"tls": {"enabled": True}, "networkPolicy": {"enabled": False}, "replicaSpecs": roles}
+        if run_policy:
+            spec["runPolicy"] = run_policy
         apply({"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": name},
-               "spec": {"tls": {"enabled": True}, "networkPolicy": {"enabled": False}, "replicaSpecs": roles}},
-              self.ns)
+               "spec": spec}, self.ns)
         uid = get_json("dtr", name, "-n", self.ns)["metadata"]["uid"]
         return uid, f"{name}-tls-{uid[:8]}"
 
@@ -128,9 +130,11 @@ class TlsRealNodeTest(unittest.TestCase):
             "get", "secret", secret_name, "-n", self.ns, check=False).returncode != 0, timeout=60)
 
     def test_a_job_with_tls_trains_to_the_usual_accuracy(self):
+        # cleanPodPolicy None: the pods whose logs are read below outlive the chief's success (with
+        # Running, cleanup may delete a worker, and its log, before it is read).
         self.job("trained", {"Chief": trainer_role(1, ["--steps=1500", "--checkpoint-steps=500"]),
                              "PS": trainer_role(1, ["--steps=1500"]),
-                             "Worker": trainer_role(2, ["--steps=1500"])})
+                             "Worker": trainer_role(2, ["--steps=1500"])}, {"cleanPodPolicy": "None"})
         final = wait_until("the job to finish", lambda: (j := get_json("dtr", "trained", "-n", self.ns)).get(
             "status", {}).get("state") in ("Succeeded", "Failed") and j, timeout=600)
         self.assertEqual(final["status"]["state"], "Succeeded", json.dumps(final["status"])[:2000])
@@ -138,6 +142,7 @@ class TlsRealNodeTest(unittest.TestCase):
         self.assertGreaterEqual(final["status"]["result"]["trainAccuracy"], 0.84)
         for pod in ("trained-chief-0", "trained-ps-0", "trained-worker-1"):
             self.assertIn("tls=mutual", kubectl("logs", "-n", self.ns, pod, check=False).stdout, pod)
+        kubectl("delete", "dtr", "trained", "-n", self.ns)  # its parameter server would keep serving
 
 
 if __name__ == "__main__":
