@@ -10,7 +10,9 @@
 #ifndef DISTTRAIN_OPERATOR_CONTROLLER_JOB_RECONCILER_H_
 #define DISTTRAIN_OPERATOR_CONTROLLER_JOB_RECONCILER_H_
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -141,7 +143,10 @@ class JobReconciler : public runtime::Reconciler {
   // with their grace period and their Services, not counted as restarts (event ScaledDown).
   void RemoveSurplusReplicas(Pass& p);
   void EmitEvents(Pass& p);
-  absl::Status DeletePod(Pass& p, const policy::PodState& pod, bool with_service);
+  // Deletes this very pod (UID precondition; gone already is fine), with its grace period unless
+  // one is given, and with its Service when `with_service`.
+  absl::Status DeletePod(Pass& p, const policy::PodState& pod, bool with_service,
+                         std::optional<int64_t> grace_period_seconds = std::nullopt);
   bool Deleted(const std::string& uid);
 
  public:

@@ -388,16 +388,11 @@ void JobReconciler::RemoveSurplusReplicas(Pass& p) {
 void JobReconciler::RemovePodsOfLostNodes(Pass& p) {
   for (const auto& [id, pod] : p.pods) {
     if (!pod.terminating || !pod.evicted_from_lost_node || Deleted(pod.uid)) continue;
-    kube::DeleteOptions options;
-    options.precondition_uid = pod.uid;
-    options.grace_period_seconds = 0;
-    absl::Status s =
-        deps_.client->Delete(kube::kPods, p.job.metadata.namespace_name, pod.name, options);
-    if (!s.ok() && !kube::IsNotFound(s) && !kube::IsConflict(s)) {
+    if (absl::Status s = DeletePod(p, pod, /*with_service=*/false, /*grace_period_seconds=*/0);
+        !s.ok()) {
       p.Error("FailedDeletePod", s);
       continue;
     }
-    expectations_.Deleting(pod.uid);
     p.Warn("PodOfLostNodeRemoved",
            absl::StrCat("pod ", pod.name,
                         " was evicted from a node that stayed unreachable or not ready past "
@@ -405,9 +400,11 @@ void JobReconciler::RemovePodsOfLostNodes(Pass& p) {
   }
 }
 
-absl::Status JobReconciler::DeletePod(Pass& p, const PodState& pod, bool with_service) {
+absl::Status JobReconciler::DeletePod(Pass& p, const PodState& pod, bool with_service,
+                                      std::optional<int64_t> grace_period_seconds) {
   kube::DeleteOptions options;
   options.precondition_uid = pod.uid;
+  options.grace_period_seconds = grace_period_seconds;
   absl::Status s =
       deps_.client->Delete(kube::kPods, p.job.metadata.namespace_name, pod.name, options);
   // NotFound: already gone. Conflict: the UID precondition failed, so this pod is gone too and
