@@ -70,6 +70,8 @@ tail -n 5 "$OUT/cuda_kernels_test.log" >&2
 # GPU_BENCH_REPEAT runs of the bench (medians; default 1): run k writes bench.jsonl (k = 1) or
 # bench-k.jsonl and logs/ or logs/run-k/, with GPU_BENCH_ARGS_REPEAT (default GPU_BENCH_ARGS)
 # from k = 2; none starts once GPU_BENCH_DEADLINE seconds have passed since run.sh began.
+# With bin-base/ in the bundle each run k first runs the same bench on those binaries
+# (bench-base.jsonl or bench-base-k.jsonl, logs/base or logs/run-k/base): an interleaved A/B.
 bench_rc=0
 for ((k = 1; k <= ${GPU_BENCH_REPEAT:-1}; k++)); do
   if ((k > 1 && SECONDS >= ${GPU_BENCH_DEADLINE:-100000})); then
@@ -79,6 +81,18 @@ for ((k = 1; k <= ${GPU_BENCH_REPEAT:-1}; k++)); do
   jsonl=$OUT/bench.jsonl logs=$OUT/logs args=${GPU_BENCH_ARGS:-}
   if ((k > 1)); then
     jsonl=$OUT/bench-$k.jsonl logs=$OUT/logs/run-$k args=${GPU_BENCH_ARGS_REPEAT:-$args}
+  fi
+  if [[ -d $here/bin-base ]]; then
+    base_jsonl=$OUT/bench-base.jsonl
+    ((k > 1)) && base_jsonl=$OUT/bench-base-$k.jsonl
+    mkdir -p "$logs/base"
+    # shellcheck disable=SC2086  # the arguments are words
+    timeout ${GPU_BENCH_TIMEOUT:-360} python3 "$here/bench/gpu_bench.py" --bin "$here/bin-base" \
+      --data-dir "$here/fmnist" --logs "$logs/base" --out "$base_jsonl" $args \
+      2>"$logs/base/gpu_bench.stderr"
+    rc=$?
+    echo "gpu_bench run $k, base: exit $rc ($SECONDS s)" >&2
+    ((rc == 0)) || bench_rc=$rc
   fi
   mkdir -p "$logs"
   # shellcheck disable=SC2086  # the arguments are words

@@ -8,6 +8,9 @@
 #   bench/  gpu_bench.py
 #   fmnist/ the Fashion-MNIST training and test files
 #   run.sh  cuda_kernels_test, then the bench; everything into $OUT
+#   bin-base/  only with GPU_BUNDLE_BASE=DIR (a folder holding another build's disttrain-trainer
+#           and gpu_compute_bench, e.g. the previous commit's build/cuda/bin): run.sh then runs
+#           the bench on those before each run on bin/, an A/B on the same GPU in one lease
 # Run there:  OUT=/path/to/results build/gpu-bundle/run.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +31,13 @@ for b in "${bins[@]}"; do ldd "build/cuda/bin/$b"; done | awk '/=>/ && $3 ~ /^\/
     chmod u+w "$out/lib/$(basename "$lib")"
     strip --strip-unneeded "$out/lib/$(basename "$lib")"
   done
+if [[ -n ${GPU_BUNDLE_BASE:-} ]]; then
+  mkdir -p "$out/bin-base"
+  for b in disttrain-trainer gpu_compute_bench; do
+    cp "$GPU_BUNDLE_BASE/$b" "$out/bin-base/"
+    strip --strip-unneeded "$out/bin-base/$b"
+  done
+fi
 cp bench/gpu_bench.py "$out/bench/"
 cp scripts/gpu-bundle-run.sh "$out/run.sh"
 cp /usr/share/datasets/fashion-mnist/{train,t10k}-*-ubyte.gz "$out/fmnist/"

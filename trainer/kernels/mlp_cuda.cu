@@ -6,6 +6,7 @@
 // column-major transpose, so C = A B (row-major) is computed as C^T = B^T A^T.
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "trainer/kernels/cuda_util.h"
 #include "trainer/kernels/mlp_kernels.h"
+#include "trainer/kernels/parallel_for.h"
 
 namespace disttrain::kernels {
 namespace {
@@ -21,6 +23,22 @@ namespace {
 absl::Status CheckBlas(cublasStatus_t status, const char* what) {
   if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
   return absl::InternalError(std::string(what) + ": " + cublasGetStatusString(status));
+}
+
+// memcpy spread over the machine's cores in 1 MiB pieces from 2 MiB on: one core copies host
+// memory at about 5-6 GB/s on the GPU machines measured, and a step copies the whole model in
+// (variables to pinned) and out (pinned to gradients): 2 x 22 MiB for 2048,2048.
+void CopyOnAllCores(void* dst, const void* src, size_t bytes) {
+  constexpr size_t kPiece = size_t{1} << 20;
+  if (bytes < 2 * kPiece) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  ParallelFor((bytes + kPiece - 1) / kPiece, [&](size_t i) {
+    const size_t begin = i * kPiece;
+    std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin,
+                std::min(kPiece, bytes - begin));
+  });
 }
 
 // out[i][j] += bias[j], then max(0, .) when relu.
@@ -334,7 +352,7 @@ absl::StatusOr<float> CudaMlpImpl::Run(std::span<const float* const> params, int
   // finished with both streams, so the pinned buffers are free.
   for (size_t v = 0; v < params.size() && s.ok(); ++v) {
     const size_t count = (v + 1 < offsets_.size() ? offsets_[v + 1] : total_) - offsets_[v];
-    std::memcpy(host_params_->get() + offsets_[v], params[v], count * sizeof(float));
+    CopyOnAllCores(host_params_->get() + offsets_[v], params[v], count * sizeof(float));
     s = Check(cudaMemcpyAsync(params_->get() + offsets_[v], host_params_->get() + offsets_[v],
                               count * sizeof(float), cudaMemcpyHostToDevice, stream),
               "copy variables");
@@ -351,7 +369,7 @@ absl::StatusOr<float> CudaMlpImpl::Run(std::span<const float* const> params, int
     for (int v = 2 * l; v <= 2 * l + 1 && s.ok(); ++v) {
       const size_t count =
           (v + 1 < static_cast<int>(offsets_.size()) ? offsets_[v + 1] : total_) - offsets_[v];
-      std::memcpy(grads[v], host_grads_->get() + offsets_[v], count * sizeof(float));
+      CopyOnAllCores(grads[v], host_grads_->get() + offsets_[v], count * sizeof(float));
     }
   }
   absl::Status done = Check(cudaStreamSynchronize(stream), "mlp");
