@@ -162,10 +162,15 @@ class Front {
     jobs_.AddHandler(controller::EnqueueJobs(&queue_));
     pods_.AddHandler(
         controller::EnqueuePodOwners(&queue_, absl::Milliseconds(f.pod_event_batch_ms)));
-    pods_.AddHandler({nullptr, nullptr, [r = reconciler_.get()](const runtime::ObjectPtr& o) {
+    controller::JobReconciler* r = reconciler_.get();
+    pods_.AddHandler({[r](const runtime::ObjectPtr& o) { r->Saw("pods", *o); }, nullptr,
+                      [r](const runtime::ObjectPtr& o) {
                         r->ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
+                        r->Saw("pods", *o);
                       }});
     services_.AddHandler(controller::EnqueueServiceOwners(&queue_));
+    services_.AddHandler({[r](const runtime::ObjectPtr& o) { r->Saw("services", *o); }, nullptr,
+                          [r](const runtime::ObjectPtr& o) { r->Saw("services", *o); }});
     if (workloads_) workloads_->AddHandler(controller::EnqueueWorkloadOwners(&queue_));
     if (namespaces_) {
       namespaces_->AddHandler(controller::EnqueueNamespaceJobs(&queue_, &jobs_.store()));

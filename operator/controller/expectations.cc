@@ -17,6 +17,30 @@ void Expectations::PodGone(const std::string& pod_uid) {
   deleting_.erase(pod_uid);
 }
 
+void Expectations::Creating(const std::string& object_key, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  creating_[object_key] = now;
+  // An object whose creation the informer never shows (created, then deleted before a relist)
+  // would stay: every so often, entries older than any limit in use go.
+  if (++creates_since_sweep_ < 4096) return;
+  creates_since_sweep_ = 0;
+  std::erase_if(creating_, [&](const auto& e) { return now - e.second > absl::Minutes(10); });
+}
+
+bool Expectations::IsCreating(const std::string& object_key, absl::Time now, absl::Duration limit) {
+  absl::MutexLock lock(&mu_);
+  auto it = creating_.find(object_key);
+  if (it == creating_.end()) return false;
+  if (now - it->second < limit) return true;
+  creating_.erase(it);
+  return false;
+}
+
+void Expectations::Seen(const std::string& object_key) {
+  absl::MutexLock lock(&mu_);
+  creating_.erase(object_key);
+}
+
 Expectations::Job& Expectations::Entry(const std::string& key, const std::string& uid) {
   Job& job = jobs_[key];
   if (job.uid != uid) job = Job{uid};
@@ -47,6 +71,7 @@ void Expectations::WroteStatus(const std::string& key, const std::string& uid,
   Job& job = Entry(key, uid);
   job.replaced_rv = rv;
   job.replaced_at = when;
+  job.counts_waiting.reset();
 }
 
 bool Expectations::BehindOwnWrite(const std::string& key, const std::string& cached_rv,
@@ -82,6 +107,22 @@ void Expectations::FirstWriteDone(const std::string& key) {
   PruneIfEmpty(key);
 }
 
+absl::Time Expectations::CountsWaitSince(const std::string& key, const std::string& uid,
+                                         absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  Job& job = Entry(key, uid);
+  if (!job.counts_waiting) job.counts_waiting = now;
+  return *job.counts_waiting;
+}
+
+void Expectations::CountsCurrent(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(key);
+  if (it == jobs_.end() || !it->second.counts_waiting) return;
+  it->second.counts_waiting.reset();
+  PruneIfEmpty(key);
+}
+
 void Expectations::PodGroupDeleted(const std::string& key, const std::string& uid) {
   absl::MutexLock lock(&mu_);
   Entry(key, uid).pod_group_deleted = true;
@@ -106,6 +147,11 @@ size_t Expectations::jobs() const {
 size_t Expectations::pods() const {
   absl::MutexLock lock(&mu_);
   return deleting_.size();
+}
+
+size_t Expectations::creating() const {
+  absl::MutexLock lock(&mu_);
+  return creating_.size();
 }
 
 }  // namespace disttrain::controller

@@ -25,6 +25,16 @@ class Expectations {
   bool IsDeleting(const std::string& pod_uid) const;
   void PodGone(const std::string& pod_uid);
 
+  // Pods and Services (by "pods/namespace/name", "services/namespace/name") this process is
+  // creating or created, until the informers show them: a pass from a cache that lags behind
+  // this process's own creates must not create them again (the API server would answer 409
+  // AlreadyExists: a write's cost for nothing). Recorded before the request; an entry older
+  // than `limit` no longer counts (the informer may have missed it) and is dropped.
+  void Creating(const std::string& object_key, absl::Time now);
+  bool IsCreating(const std::string& object_key, absl::Time now, absl::Duration limit);
+  // The informer shows it (or it is gone, or its create failed).
+  void Seen(const std::string& object_key);
+
   // Passes in a row whose pod or Service creation failed, for job `key` (namespace/name) of UID
   // `uid` (a job recreated under the same name starts again from zero). Returns the new count.
   int CreateFailed(const std::string& key, const std::string& uid);
@@ -43,6 +53,12 @@ class Expectations {
   absl::Time FirstPassTime(const std::string& key, const std::string& uid, absl::Time now) const;
   void FirstWriteDone(const std::string& key);
 
+  // The job's status differs from the stored one in pod counts only, and its write is held back
+  // (JobReconciler::CountsWriteWaits): since when. The first call records `now`; WroteStatus
+  // and CountsCurrent end the wait.
+  absl::Time CountsWaitSince(const std::string& key, const std::string& uid, absl::Time now);
+  void CountsCurrent(const std::string& key);
+
   // A finished job's PodGroup, deleted once per job and process.
   void PodGroupDeleted(const std::string& key, const std::string& uid);
   bool IsPodGroupDeleted(const std::string& key, const std::string& uid) const;
@@ -53,6 +69,7 @@ class Expectations {
   // Jobs and pods with something remembered (tests: nothing is kept past its job or pod).
   size_t jobs() const;
   size_t pods() const;
+  size_t creating() const;
 
  private:
   struct Job {
@@ -60,10 +77,12 @@ class Expectations {
     int create_failures = 0;
     std::string replaced_rv;  // empty: no write to catch up with
     absl::Time replaced_at;
-    std::optional<absl::Time> first_pass;  // when its first pass ran, while its write waits
+    std::optional<absl::Time> first_pass;      // when its first pass ran, while its write waits
+    std::optional<absl::Time> counts_waiting;  // since when a counts-only write is held back
     bool pod_group_deleted = false;
     bool empty() const {
-      return create_failures == 0 && replaced_rv.empty() && !first_pass && !pod_group_deleted;
+      return create_failures == 0 && replaced_rv.empty() && !first_pass && !counts_waiting &&
+             !pod_group_deleted;
     }
   };
   // The entry of job `key` as UID `uid`: reset when the name now belongs to another job.
@@ -72,6 +91,8 @@ class Expectations {
 
   mutable absl::Mutex mu_;
   std::set<std::string> deleting_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Time> creating_ ABSL_GUARDED_BY(mu_);
+  size_t creates_since_sweep_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, Job> jobs_ ABSL_GUARDED_BY(mu_);  // by namespace/name
 };
 

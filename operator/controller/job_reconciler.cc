@@ -66,6 +66,10 @@ JobReconciler::JobReconciler(ReconcilerDeps deps) : deps_(std::move(deps)) {}
 
 void JobReconciler::ForgetPod(const std::string& uid) { expectations_.PodGone(uid); }
 
+void JobReconciler::Saw(const char* resource, const json& object) {
+  expectations_.Seen(absl::StrCat(resource, "/", runtime::ObjectKey(object)));
+}
+
 bool JobReconciler::Deleted(const std::string& uid) { return expectations_.IsDeleting(uid); }
 
 absl::Time JobReconciler::FirstPassTime(const std::string& key, const std::string& uid,
@@ -86,6 +90,46 @@ bool JobReconciler::FirstWriteWaits(const Pass& p) const {
          p.errors.empty() && !p.cleanup_after_write &&
          std::none_of(p.events.begin(), p.events.end(),
                       [](const auto& e) { return e.type == EventType::kWarning; });
+}
+
+namespace {
+
+// Whether `a` and `b` differ, and only in how many pods are pending or running (what a job's
+// pods do while it starts, scales or winds down, told by a condition when it matters).
+bool OnlyCountsDiffer(api::JobStatus a, api::JobStatus b) {
+  if (a == b) return false;
+  for (api::JobStatus* s : {&a, &b}) {
+    for (auto& [type, rs] : s->replica_statuses) {
+      rs.active = rs.running = 0;
+      rs.progress.clear();
+    }
+  }
+  return a == b;
+}
+
+}  // namespace
+
+// Pods of a job at scale start running a few at a time, and each pass that sees one more would
+// write the status (a custom resource's write costs the API server about what a pod's creation
+// does). A change in counts alone waits up to kCountsWriteDelay: the Running condition, when all
+// run, usually comes first and writes them. Anything else is written at once, counts included.
+std::optional<absl::Duration> JobReconciler::CountsWriteWaits(const Pass& p) {
+  const std::string key = runtime::ObjectKey(*p.object);
+  api::JobStatus now = p.status;
+  now.state = CurrentState(now);
+  if (now == p.original) {
+    expectations_.CountsCurrent(key);
+    return std::nullopt;
+  }
+  if (!FindCondition(p.original, kCreated) || !p.errors.empty() || p.cleanup_after_write ||
+      std::any_of(p.events.begin(), p.events.end(),
+                  [](const auto& e) { return e.type == EventType::kWarning; }) ||
+      !OnlyCountsDiffer(now, p.original)) {
+    return std::nullopt;
+  }
+  const absl::Time since = expectations_.CountsWaitSince(key, p.job.metadata.uid, p.now);
+  if (p.now - since >= kCountsWriteDelay) return std::nullopt;
+  return since + kCountsWriteDelay - p.now;
 }
 
 bool JobReconciler::BehindOwnWrite(const std::string& key, const json& cached) {
@@ -176,6 +220,8 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   if (FirstWriteWaits(p)) {
     expectations_.FirstWriteWaits(runtime::ObjectKey(*p.object), p.job.metadata.uid, p.started);
     p.Requeue(kFirstWriteWait);
+  } else if (std::optional<absl::Duration> wait = CountsWriteWaits(p)) {
+    p.Requeue(*wait);
   } else {
     if (absl::Status s = WriteStatus(p); !s.ok()) return s;
     if (!FindCondition(p.original, kCreated))

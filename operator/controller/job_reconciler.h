@@ -69,6 +69,13 @@ class JobReconciler : public runtime::Reconciler {
   // A new job's first status write waits for the pass its new pods' events bring (FirstWriteWaits);
   // the first pass asks to come back after this long in case no event does.
   static constexpr absl::Duration kFirstWriteWait = absl::Seconds(1);
+  // A status that differs from the stored one only in its pods' counts (active, running,
+  // progress) is written once it has differed this long (CountsWriteWaits), unless something
+  // else changes first and takes the counts along.
+  static constexpr absl::Duration kCountsWriteDelay = absl::Seconds(5);
+  // How long a pod or Service this process created is taken to exist while the informer does
+  // not show it yet (Expectations::IsCreating); then a pass creates it again.
+  static constexpr absl::Duration kCreateSeenLimit = absl::Seconds(30);
 
   explicit JobReconciler(ReconcilerDeps deps);
 
@@ -76,6 +83,9 @@ class JobReconciler : public runtime::Reconciler {
 
   // The pod informer reports a pod gone: a pod this process deleted is no longer pending.
   void ForgetPod(const std::string& uid);
+  // The pod or Service informer shows an object (added, or gone): a create of this process is no
+  // longer pending. `resource` is "pods" or "services".
+  void Saw(const char* resource, const nlohmann::json& object);
 
  private:
   using Pass = ReconcilePass;
@@ -88,6 +98,8 @@ class JobReconciler : public runtime::Reconciler {
   // Whether this pass, a new job's first, may leave its status to the next pass (see the .cc),
   // and the time its first pass ran once one did (else `now`).
   bool FirstWriteWaits(const Pass& p) const;
+  // How much longer this pass's status write waits when only pod counts changed; nullopt: write.
+  std::optional<absl::Duration> CountsWriteWaits(const Pass& p);
   absl::Time FirstPassTime(const std::string& key, const std::string& uid, absl::Time now);
   void ReadChildren(Pass& p);
   void FailInvalid(Pass& p, const absl::Status& why);

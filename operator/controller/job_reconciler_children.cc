@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
+#include "operator/api/names.h"
 #include "operator/controller/internal/reconcile_pass.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/kube/errors.h"
@@ -63,8 +64,14 @@ absl::Status IgnoreAlreadyExists(absl::Status s) {
 }  // namespace
 
 bool JobReconciler::CreateMissing(Pass& p) {
+  const std::string& ns = p.job.metadata.namespace_name;
+  auto creating = [&](const char* resource, const std::string& name) {
+    return expectations_.IsCreating(absl::StrCat(resource, "/", ns, "/", name), p.now,
+                                    kCreateSeenLimit);
+  };
   auto is_missing = [&](api::ReplicaType type, int index) {
-    return !p.pods.count({type, index}) && !p.Remembered(type, index);
+    return !p.pods.count({type, index}) && !p.Remembered(type, index) &&
+           !creating("pods", api::ReplicaName(p.job, type, index));
   };
   // Most passes find every pod in place: they build nothing.
   bool any_missing = false;
@@ -90,13 +97,13 @@ bool JobReconciler::CreateMissing(Pass& p) {
       }
     }
   }
-  const std::string& ns = p.job.metadata.namespace_name;
   std::vector<const ReplicaObjects*> missing;
   for (const ReplicaObjects& r : desired->replicas) {
     if (is_missing(r.type, r.index)) missing.push_back(&r);
   }
   auto has_service = [&](const ReplicaObjects& r) {
-    return p.services.count(r.pod["metadata"]["name"].get_ref<const std::string&>()) > 0;
+    const std::string& name = r.pod["metadata"]["name"].get_ref<const std::string&>();
+    return p.services.count(name) > 0 || creating("services", name);
   };
   // Slow start, as Kubernetes' Job controller: the first replica's Service and Pod first, so a
   // refused template or an exhausted quota costs one round trip rather than one request per
@@ -115,8 +122,14 @@ bool JobReconciler::CreateMissing(Pass& p) {
       requests.push_back({&kube::kPods, ns, missing[i]->pod});
       of.push_back({i, true});
     }
+    auto key_of = [&](const kube::CreateRequest& r) {
+      return absl::StrCat(r.resource == &kube::kPods ? "pods/" : "services/", ns, "/",
+                          r.object["metadata"]["name"].get_ref<const std::string&>());
+    };
+    for (const kube::CreateRequest& r : requests) expectations_.Creating(key_of(r), p.now);
     std::vector<absl::Status> s = deps_.client->CreateAll(requests, deps_.parallel_requests);
     for (size_t k = 0; k < s.size(); ++k) {
+      if (!s[k].ok() && !kube::IsAlreadyExists(s[k])) expectations_.Seen(key_of(requests[k]));
       CreateOutcome& o = outcomes[of[k].first];
       if (of[k].second) {
         o.created = s[k].ok();

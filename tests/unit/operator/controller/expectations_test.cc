@@ -18,6 +18,19 @@ TEST(ExpectationsTest, RemembersPodsBeingDeletedUntilTheyAreSeenGone) {
   EXPECT_EQ(e.pods(), 0u);
 }
 
+TEST(ExpectationsTest, RemembersObjectsBeingCreatedUntilSeenOrTheLimitPasses) {
+  Expectations e;
+  const absl::Duration limit = absl::Seconds(30);
+  e.Creating("pods/ns/a-chief-0", kT0);
+  e.Creating("services/ns/a-chief-0", kT0);
+  EXPECT_TRUE(e.IsCreating("pods/ns/a-chief-0", kT0 + absl::Seconds(29), limit));
+  EXPECT_FALSE(e.IsCreating("pods/ns/a-ps-0", kT0, limit));
+  e.Seen("pods/ns/a-chief-0");
+  EXPECT_FALSE(e.IsCreating("pods/ns/a-chief-0", kT0, limit));
+  EXPECT_FALSE(e.IsCreating("services/ns/a-chief-0", kT0 + limit, limit)) << "never seen";
+  EXPECT_EQ(e.creating(), 0u) << "an entry past the limit goes";
+}
+
 TEST(ExpectationsTest, CountsCreateFailuresInARowPerJobAndStartsAgainForANewJobOfTheName) {
   Expectations e;
   EXPECT_EQ(e.CreateFailed("ns/a", "u1"), 1);

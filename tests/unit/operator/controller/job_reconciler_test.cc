@@ -58,6 +58,67 @@ TEST(JobReconcilerTest, ANewJobsFirstStatusIsWrittenByThePassItsPodsBring) {
   EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 1);
 }
 
+TEST(JobReconcilerTest, APodCountChangeAloneIsWrittenAfterTheDelayOrWithTheNextCondition) {
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_TRUE(h.Pass().ok());  // Created, with its pods counted
+  ASSERT_EQ(h.Requests("patch", "distributedtrainings"), 1);
+  h.SetPod("dist-chief-0", "Running");
+  absl::StatusOr<runtime::ReconcileResult> first = h.Pass();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 1) << "one more pod runs: no write yet";
+  EXPECT_EQ(first->requeue_after, JobReconciler::kCountsWriteDelay);
+  h.clock.Advance(absl::Seconds(2));
+  h.SetPod("dist-ps-0", "Running");
+  absl::StatusOr<runtime::ReconcileResult> second = h.Pass();
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 1);
+  EXPECT_EQ(second->requeue_after, JobReconciler::kCountsWriteDelay - absl::Seconds(2))
+      << "the wait counts from the first change not written";
+  h.clock.Advance(JobReconciler::kCountsWriteDelay - absl::Seconds(2));
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 2);
+  api::JobStatus status = h.Status();
+  EXPECT_EQ(status.replica_statuses[api::ReplicaType::kChief].progress, "1/1");
+  EXPECT_EQ(status.replica_statuses[api::ReplicaType::kPS].progress, "1/1");
+  EXPECT_EQ(status.state, kCreated);
+  // A condition is written at once, with the counts of the same pass.
+  h.clock.Advance(absl::Seconds(1));
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 3);
+  EXPECT_EQ(h.State(), kRunning);
+  EXPECT_EQ(h.Status().replica_statuses[api::ReplicaType::kWorker].progress, "2/2");
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 3);
+}
+
+TEST(JobReconcilerTest, APassBehindItsOwnCreatesCreatesNothingAgain) {
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  const int pods = h.Requests("create", "pods"), services = h.Requests("create", "services");
+  ASSERT_EQ(pods, 4);
+  // The pod and Service caches have not seen the creates yet (a watch behind under load) when
+  // the first pass's requeue comes back.
+  h.clock.Advance(JobReconciler::kFirstWriteWait);
+  ASSERT_TRUE(h.reconciler->Reconcile("default/dist").ok());
+  EXPECT_EQ(h.Requests("create", "pods"), pods) << "409 AlreadyExists, a write for nothing";
+  EXPECT_EQ(h.Requests("create", "services"), services);
+  // A pod the cache has shown and that is gone now is created again at once.
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_TRUE(h.client.Delete(kube::kPods, "default", "dist-worker-1", {}).ok());
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("create", "pods"), pods + 1);
+  // What the cache never shows is created again once kCreateSeenLimit has passed.
+  ASSERT_TRUE(h.client.Delete(kube::kPods, "default", "dist-worker-1", {}).ok());
+  h.clock.Advance(absl::Seconds(1));
+  ASSERT_TRUE(h.reconciler->Reconcile("default/dist").ok());
+  EXPECT_EQ(h.Requests("create", "pods"), pods + 1);
+  h.clock.Advance(JobReconciler::kCreateSeenLimit);
+  ASSERT_TRUE(h.reconciler->Reconcile("default/dist").ok());
+  EXPECT_EQ(h.Requests("create", "pods"), pods + 2);
+}
+
 TEST(JobReconcilerTest, AFirstPassWithAFailedCreateWritesItsStatusAtOnce) {
   Harness h;
   h.client.FailNext("create", "pods", absl::UnavailableError("etcd is busy"));
@@ -272,6 +333,10 @@ TEST(JobReconcilerTest, ScalingWorkersAddsAndRemovesWorkerPodsOnly) {
   EXPECT_TRUE(h.HasPod("dist-worker-2"));
   EXPECT_TRUE(h.HasPod("dist-worker-3"));
   h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Status().replica_statuses.at(api::ReplicaType::kWorker).active, 2)
+      << "a change of counts alone waits";
+  h.clock.Advance(JobReconciler::kCountsWriteDelay);
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.Status().replica_statuses.at(api::ReplicaType::kWorker).active, 4);
 

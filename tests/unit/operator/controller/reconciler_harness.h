@@ -181,6 +181,12 @@ class Harness {
   void Fill(runtime::Store* store, const kube::Resource& r) {
     std::vector<runtime::ObjectPtr> objects;
     for (json& o : client.Objects(r)) objects.push_back(std::make_shared<const json>(std::move(o)));
+    // The operator's pod and Service informers tell the reconciler what they show (main.cc).
+    if (reconciler != nullptr && (&r == &kube::kPods || &r == &kube::kServices)) {
+      for (const runtime::ObjectPtr& o : objects) {
+        reconciler->Saw(&r == &kube::kPods ? "pods" : "services", *o);
+      }
+    }
     store->Replace(std::move(objects));
   }
 };
