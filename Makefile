@@ -5,11 +5,12 @@ SHELL := /bin/bash
 
 PRESET ?= dev
 BUILD_DIR := $(CURDIR)/build
+SCALE_JOBS ?= 10000
 TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-schemes cuda format clean help
+.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -95,6 +96,12 @@ bench-peer: tools peer cluster-up ## Our operator against Kubeflow's training-op
 	@cmake --build $(BUILD_DIR)/release --target disttrain-operator bare_client >/dev/null
 	@python3 bench/peer/peer_bench.py --bin $(BUILD_DIR)/release/bin --runs 3 --write-docs \
 	  --only disttrain,disttrain-apf,peer-defaults,peer-matched,bare-same,bare-client --flamegraph docs/operator-flamegraph.svg
+
+bench-scale: tools peer cluster-up ## 10,000 jobs x 7 pods on 40 simulated nodes, the bare client on the same jobs, the peer on 1,000 (docs/operations.md; hours here).
+	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
+	@cmake --build $(BUILD_DIR)/release --target disttrain-operator bare_client >/dev/null
+	@python3 bench/peer/peer_bench.py --bin $(BUILD_DIR)/release/bin --scale 7 --scale-jobs $(SCALE_JOBS) \
+	  --scale-nodes 40 --scale-with bare-same,peer --scale-peer-jobs 1000
 
 format: ## Format the C++ sources with clang-format.
 	@git ls-files '*.cc' '*.h' '*.cu' | xargs clang-format -i

@@ -36,6 +36,7 @@ import functools
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -97,8 +98,12 @@ class Ours:
         from the operator's own /metrics."""
         text = self.metrics()
         counts = {}
-        for m in re.finditer(r'^rest_client_requests_total\{[^}]*method="(\w+)"[^}]*\} (\S+)$', text, re.M):
-            counts[m.group(1)] = counts.get(m.group(1), 0) + int(float(m.group(2)))
+        for m in re.finditer(r'^rest_client_requests_total\{([^}]*)\} (\S+)$', text, re.M):
+            labels, n = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1))), int(float(m.group(2)))
+            counts[labels["method"]] = counts.get(labels["method"], 0) + n
+            if not labels["code"].startswith("2"):  # also apart: "POST 409", "DELETE 404"
+                key = f'{labels["method"]} {labels["code"]}'
+                counts[key] = counts.get(key, 0) + n
         # Reconcile passes (every result), for telling how many passes a change saves.
         counts["reconciles"] = sum(int(float(m.group(1))) for m in re.finditer(
             r'^controller_runtime_reconcile_total\{[^}]*\} (\S+)$', text, re.M))
@@ -138,9 +143,45 @@ def server_cpu():
     return sum(proc_usage(int(p))[0] for p in pids)
 
 
+WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def apiserver_writes():
+    """{"VERB resource[/subresource][.group]": count} of the write requests kube-apiserver has
+    served so far, from its own apiserver_request_total (every client's: the operators', the
+    scheduler's, kwok's, the bench's)."""
+    text = kubectl("get", "--raw", "/metrics", timeout=60).stdout
+    counts = {}
+    for m in re.finditer(r'^apiserver_request_total\{([^}]*)\} (\S+)$', text, re.M):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        if labels.get("verb") not in WRITE_VERBS:
+            continue
+        key = labels["verb"] + " " + labels.get("resource", "") + \
+            (f"/{labels['subresource']}" if labels.get("subresource") else "") + \
+            (f".{labels['group']}" if labels.get("group") else "")
+        counts[key] = counts.get(key, 0) + int(float(m.group(2)))
+    return counts
+
+
+def writes_between(before, after, jobs):
+    """The writes of a run (after - before) and, per job, the job's own status writes and the
+    core Events written (POST and PATCH of events with no group: the operators' events; the
+    scheduler's go to events.k8s.io)."""
+    diff = {k: after[k] - before.get(k, 0) for k in after if after[k] - before.get(k, 0)}
+    status = sum(n for k, n in diff.items() if k.split(" ")[1].split(".")[0] in (
+        "distributedtrainings/status", "tfjobs/status", "distributedtrainings", "tfjobs")
+        and k.split(" ")[0] in ("PUT", "PATCH"))
+    events = sum(n for k, n in diff.items() if k in ("POST events", "PATCH events"))
+    return {"apiserver_writes": dict(sorted(diff.items())),
+            "status_writes_per_job": round(status / jobs, 2), "events_per_job": round(events / jobs, 2)}
+
+
+SUBMIT = "apply"  # --scale: "create" (one POST per job; apply GETs each object first)
+
+
 def submit(items, ns):
     for chunk in range(0, len(items), 100):  # kubectl applies a List one object after another
-        kubectl("apply", "-f", "-", "-n", ns, timeout=900,
+        kubectl(SUBMIT, "-f", "-", "-n", ns, timeout=900,
                 input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items[chunk:chunk + 100]}))
 
 
@@ -164,6 +205,7 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
             pid = operator.proc.pid
             cpu0, _ = proc_usage(pid)
             server0 = server_cpu()
+            writes0 = apiserver_writes()
             start = time.monotonic()
             if not preload:
                 submit(items, ns)
@@ -186,7 +228,10 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
                 timeout=timeout)
             cpu1, peak = proc_usage(pid)
             server1 = server_cpu()
+            writes = writes_between(writes0, apiserver_writes(), jobs)
             requests = operator.requests() if hasattr(operator, "requests") else None
+            if requests:  # the operator's own count (kwok's and the scheduler's writes are not its)
+                writes["writes_per_job"] = round(sum(requests.get(v, 0) for v in WRITE_VERBS) / jobs, 2)
             time.sleep(10)  # idle: every job present, nothing to do
             idle = current_rss_mb(pid)
             latencies = [(watcher.deleting[f"job-{i:03d}-ps-{k}"] - watcher.succeeded[f"job-{i:03d}-chief-0"]) * 1000
@@ -204,11 +249,12 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
             "ps_teardown_ms_p50": round(percentile(latencies, 50), 1) if latencies else None,
             "ps_teardown_ms_p99": round(percentile(latencies, 99), 1) if latencies else None,
             "cpu_s": round(cpu1 - cpu0, 2), "peak_rss_mb": round(peak, 1), "idle_rss_mb": round(idle, 1),
+            **writes,
             **({"api_requests": requests} if requests is not None else {}),
             **({"api_requests_creating": requests_created} if requests_created is not None else {})}
 
 
-def run_bare(bare_client, jobs, threads=16, same=False):
+def run_bare(bare_client, jobs, threads=16, same=False, spread=SPREAD_SECONDS):
     """`same`: the jobs are created first (no operator runs) and the client creates exactly the
     objects our operator builds for them (its own builders); otherwise simplified objects.
     The same pod watcher as the operators' runs observes the creation (it costs the API server a
@@ -218,13 +264,16 @@ def run_bare(bare_client, jobs, threads=16, same=False):
         args = ["--jobs", str(jobs)]
         selector = "bench.disttrain.io/job"
         if same:
-            submit([job_manifest(f"job-{i:03d}", CHIEF_SECONDS + i * SPREAD_SECONDS) for i in range(jobs)], ns)
+            submit([job_manifest(f"job-{i:03d}", CHIEF_SECONDS + i * spread) for i in range(jobs)], ns)
             args, selector = ["--from-jobs"], "app.kubernetes.io/managed-by=disttrain-operator"
         watcher = PodWatcher(ns, selector)
         try:
             server0 = server_cpu()
+            children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             out = subprocess.run([bare_client, "--kubeconfig", KUBECONFIG, "--namespace", ns, *args,
-                                  "--threads", str(threads)], capture_output=True, text=True, timeout=600)
+                                  "--threads", str(threads)], capture_output=True, text=True, timeout=3600)
+            children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            client_cpu = (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime)
             if out.returncode != 0:
                 raise AssertionError(f"bare_client failed: {out.stderr[-2000:]}")
             r = json.loads(out.stdout)
@@ -234,7 +283,8 @@ def run_bare(bare_client, jobs, threads=16, same=False):
         finally:
             watcher.stop()
     return {"contender": "bare-same" if same else "bare-client", "jobs": jobs, "all_pods_exist_s": round(created, 2),
-            "client_s": round(r["seconds"], 2), "apiserver_cpu_creating_s": round(server1 - server0, 2),
+            "client_s": round(r["seconds"], 2), "cpu_s": round(client_cpu, 2),
+            "apiserver_cpu_creating_s": round(server1 - server0, 2),
             "objects": r["objects"], "threads": threads}
 
 
@@ -282,31 +332,71 @@ def table(results, jobs, runs):
     return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)
 
 
-def scale(a):
+def scale(a, folder, matched):
+    """--scale: one run of each shape; with --scale-with, the bare client (bare-same) and the peer
+    on the same 7-pod jobs in the same invocation, for the ratios the issue asks for."""
+    global SUBMIT
+    SUBMIT = "create"
+    if a.scale_nodes:  # room for the pods that run at once (100m CPU each, 64 CPUs a node)
+        subprocess.run([os.path.join(ROOT, "tests", "cluster", "add-nodes.sh")], check=True,
+                       env=dict(os.environ, DISTTRAIN_NODES=str(a.scale_nodes)))
     binary = os.path.join(a.bin, "disttrain-operator")
     ours = "app.kubernetes.io/managed-by=disttrain-operator"
+    jobs7 = a.scale_jobs
+    spread7 = min(0.3, 300 / jobs7)  # the last chief exits ~5 minutes after its start
     rows = []
-    for label, manifest, jobs, pods, ps, spread in [("1,000 jobs x 7 pods", job_manifest, 1000, 7, 2, 0.3),
+    for label, manifest, jobs, pods, ps, spread in [(f"{jobs7:,} jobs x 7 pods", job_manifest, jobs7, 7, 2, spread7),
                                                     ("5,000 single-chief jobs", single_chief_manifest, 5000, 1, 0,
                                                      0.06)]:
         if str(pods) not in a.scale.split(","):
             continue
-        r = run_operator("disttrain", Ours(binary, []), "dtr", manifest, ours, jobs, timeout=3600,
+        r = run_operator("disttrain", Ours(binary, []), "dtr", manifest, ours, jobs, timeout=4 * 3600,
                          pods_per_job=pods, ps_per_job=ps, spread=spread)
         r["scale"] = label
         r["cpu_ms_per_job"] = round(1000 * r["cpu_s"] / jobs, 2)
+        r["apiserver_cpu_ms_per_job"] = round(1000 * r["apiserver_cpu_s"] / jobs, 2)
+        r["peak_rss_mb_per_1000_jobs"] = round(r["peak_rss_mb"] * 1000 / jobs, 2)
         r["peak_rss_mb_per_1000_pods"] = round(r["peak_rss_mb"] * 1000 / r["pods"], 1)
         print(json.dumps(r), flush=True)
         rows.append(r)
-    print("| run | jobs applied s | pods exist s | all succeeded s | PS teardown p50 / p99 ms | CPU s (ms per job) | "
-          "peak RSS MB (per 1,000 pods) | idle RSS MB |")
-    print("|---|---|---|---|---|---|---|---|")
+        if pods != 7:
+            continue
+        for other in a.scale_with.split(","):
+            if other == "bare-same":
+                b = run_bare(os.path.join(a.bin, "bare_client"), jobs, same=True, spread=spread)
+            elif other == "peer":
+                n = a.scale_peer_jobs or jobs
+                b = run_operator("peer-matched", PeerOnItsCrd(folder, matched), "tfjobs", tfjob_manifest,
+                                 "training.kubeflow.org/job-name", n, timeout=4 * 3600,
+                                 spread=min(0.3, 300 / n))
+                b["cpu_ms_per_job"] = round(1000 * b["cpu_s"] / n, 2)
+                b["apiserver_cpu_ms_per_job"] = round(1000 * b["apiserver_cpu_s"] / n, 2)
+            else:
+                continue
+            b["scale"] = label
+            print(json.dumps(b), flush=True)
+            rows.append(b)
+    print("| run | contender | jobs | pods exist s | all succeeded s | PS teardown p50 / p99 ms | CPU s (ms per job) | "
+          "API server + etcd CPU ms per job | peak RSS MB (per 1,000 jobs) | writes per job | status writes per job | "
+          "events per job |")
+    print("|---" * 12 + "|")
     for r in rows:
-        teardown = "-" if r["ps_teardown_ms_p99"] is None else \
+        teardown = "-" if r.get("ps_teardown_ms_p99") is None else \
             f"{r['ps_teardown_ms_p50']:g} / {r['ps_teardown_ms_p99']:g}"
-        print(f"| {r['scale']} | {r['jobs_applied_s']:g} | {r['all_pods_exist_s']:g} | {r['all_succeeded_s']:g} | {teardown} | "
-              f"{r['cpu_s']:g} ({r['cpu_ms_per_job']:g}) | {r['peak_rss_mb']:g} ({r['peak_rss_mb_per_1000_pods']:g}) | "
-              f"{r['idle_rss_mb']:g} |")
+        rss = f"{r['peak_rss_mb']:g} ({r.get('peak_rss_mb_per_1000_jobs', '-')})" if "peak_rss_mb" in r else "-"
+        print(f"| {r['scale']} | {r['contender']} | {r['jobs']} | {r['all_pods_exist_s']:g} | "
+              f"{r.get('all_succeeded_s', '-')} | {teardown} | {r['cpu_s']:g} ({r.get('cpu_ms_per_job', '-')}) | "
+              f"{r.get('apiserver_cpu_ms_per_job', '-')} | {rss} | {r.get('writes_per_job', '-')} | "
+              f"{r.get('status_writes_per_job', '-')} | {r.get('events_per_job', '-')} |")
+    by = {(r["scale"], r["contender"]): r for r in rows}
+    label = f"{jobs7:,} jobs x 7 pods"
+    mine, bare, peer = by.get((label, "disttrain")), by.get((label, "bare-same")), by.get((label, "peer-matched"))
+    if mine and bare:
+        print(f"- pods exist {mine['all_pods_exist_s'] / bare['all_pods_exist_s']:.2f}x the bare client's time; "
+              f"operator CPU {mine['cpu_s'] / bare['cpu_s']:.2f}x the bare client's own CPU")
+    if mine and peer:
+        print(f"- per job against the peer ({peer['jobs']} jobs): writes {mine['writes_per_job'] / peer['writes_per_job']:.2f}x, "
+              f"CPU {mine['cpu_ms_per_job'] / peer['cpu_ms_per_job']:.2f}x")
 
 
 def main():
@@ -324,8 +414,16 @@ def main():
                     "of 100 jobs takes seconds)")
     ap.add_argument("--write-docs", action="store_true", help="replace the table in docs/operations.md")
     ap.add_argument("--scale", nargs="?", const="7,1", metavar="SHAPES",
-                    help="ours only: 1,000 jobs x 7 pods (shape 7) and 5,000 single-chief jobs (shape 1), one run "
-                    "each, or only the shapes listed (--scale 1); prints JSON lines and a table")
+                    help="--scale-jobs jobs x 7 pods (shape 7; default 1,000) and 5,000 single-chief jobs (shape "
+                    "1), one run each of ours, or only the shapes listed (--scale 1); jobs are submitted with "
+                    "kubectl create; prints JSON lines and a table")
+    ap.add_argument("--scale-jobs", type=int, default=1000, help="--scale: jobs of the 7-pod shape")
+    ap.add_argument("--scale-nodes", type=int, default=0, help="--scale: register this many simulated nodes "
+                    "first (tests/cluster/add-nodes.sh; 4 after make cluster-up)")
+    ap.add_argument("--scale-with", default="", help="--scale: also bare-same and/or peer on the 7-pod jobs "
+                    "(comma-separated)")
+    ap.add_argument("--scale-peer-jobs", type=int, default=0, help="--scale-with peer: its jobs (default "
+                    "--scale-jobs)")
     ap.add_argument("--perf-hz", type=int, default=99, help="perf's sampling rate for --flamegraph")
     ap.add_argument("--flamegraph", metavar="SVG", help="profile our operator's first run with perf and write a "
                     "flame graph (bench/peer/flamegraph.py) and, beside it, a .txt of the hottest objects and functions")
@@ -375,7 +473,7 @@ def main():
         contenders[name] = (lambda name=name, args=args, env=env, binary=binary: run(
             name, Ours(binary, args, env), "dtr", job_manifest, ours, a.jobs))
     if a.scale:
-        scale(a)
+        scale(a, folder, matched)
         return
     results = []
     for _ in range(a.runs):

@@ -52,13 +52,26 @@ class Peer:
     def start(self):
         self.log = tempfile.NamedTemporaryFile("w+", prefix="peer-", suffix=".log", delete=False)
         env = dict(os.environ, KUBECONFIG=KUBECONFIG, MY_POD_NAMESPACE=PEER_NS)
+        self.metrics_port = free_port()
         self.proc = subprocess.Popen(
             [os.path.join(self.folder, "training-operator"), "--enable-scheme=tfjob",
-             "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0",
+             f"--metrics-bind-address=127.0.0.1:{self.metrics_port}", "--health-probe-bind-address=127.0.0.1:0",
              f"--webhook-server-port={free_port()}", *self.args], stdout=self.log, stderr=subprocess.STDOUT, env=env)
         wait_until("the peer's webhook certificates", self.mount_certs, timeout=60)
         wait_until("the peer's TFJob controller to start its workers", lambda: self.ready(), timeout=120)
         return self
+
+    def requests(self):
+        """{method: count} of the API requests made so far (client-go's rest_client_requests_total,
+        the metric our operator also exports), "reconciles": controller-runtime's reconcile count."""
+        text = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{self.metrics_port}/metrics"],
+                              capture_output=True, text=True, timeout=10).stdout
+        counts = {}
+        for m in re.finditer(r'^rest_client_requests_total\{[^}]*method="(\w+)"[^}]*\} (\S+)$', text, re.M):
+            counts[m.group(1)] = counts.get(m.group(1), 0) + int(float(m.group(2)))
+        counts["reconciles"] = sum(int(float(m.group(1))) for m in re.finditer(
+            r'^controller_runtime_reconcile_total\{[^}]*\} (\S+)$', text, re.M))
+        return counts
 
     def mount_certs(self):
         data = get_json("secret", "training-operator-webhook-cert", "-n", PEER_NS).get("data", {})
