@@ -32,12 +32,14 @@
 #include "operator/api/defaults.h"
 #include "operator/policy/desired_objects.h"
 #include "operator/policy/pod_projection.h"
+#include "operator/runtime/informer.h"
 #include "operator/runtime/store.h"
 
 namespace {
 
 using disttrain::runtime::Store;
 using disttrain::runtime::StoreEncoding;
+using disttrain::runtime::StripMetadata;
 using nlohmann::json;
 
 size_t HeapInUse() { return mallinfo2().uordblks; }
@@ -47,17 +49,6 @@ json Load(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return json::parse(text.str());
-}
-
-// What the informer drops before caching (runtime/informer.cc, Prepare).
-json Strip(json object) {
-  json& meta = object["metadata"];
-  meta.erase("managedFields");
-  if (meta.contains("annotations")) {
-    meta["annotations"].erase("kubectl.kubernetes.io/last-applied-configuration");
-    if (meta["annotations"].empty()) meta.erase("annotations");
-  }
-  return object;
 }
 
 json Role(int replicas) {
@@ -170,16 +161,17 @@ int main(int argc, char** argv) {
   Store jobs(StoreEncoding::kCbor), pods(StoreEncoding::kCbor), services(StoreEncoding::kCbor);
   Store tree_jobs, whole_pods, whole_services;
   const size_t job_bytes = Measure([&] {
-    for (int i = 0; i < n; ++i) jobs.Upsert(std::make_shared<const json>(Strip(Job(i))));
+    for (int i = 0; i < n; ++i) jobs.Upsert(std::make_shared<const json>(StripMetadata(Job(i))));
   });
   const size_t tree_job_bytes = Measure([&] {
-    for (int i = 0; i < n; ++i) tree_jobs.Upsert(std::make_shared<const json>(Strip(Job(i))));
+    for (int i = 0; i < n; ++i)
+      tree_jobs.Upsert(std::make_shared<const json>(StripMetadata(Job(i))));
   });
   const size_t pod_bytes = Measure([&] {
     for (int i = 0; i < n; ++i) {
       replicas(i, [&](json pod, json) {
-        pods.Upsert(
-            std::make_shared<const json>(disttrain::policy::ProjectPod(Strip(std::move(pod)))));
+        pods.Upsert(std::make_shared<const json>(
+            disttrain::policy::ProjectPod(StripMetadata(std::move(pod)))));
       });
     }
   });
@@ -187,21 +179,21 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) {
       replicas(i, [&](json, json service) {
         services.Upsert(std::make_shared<const json>(
-            disttrain::policy::ProjectService(Strip(std::move(service)))));
+            disttrain::policy::ProjectService(StripMetadata(std::move(service)))));
       });
     }
   });
   const size_t whole_pod_bytes = Measure([&] {
     for (int i = 0; i < n; ++i) {
       replicas(i, [&](json pod, json) {
-        whole_pods.Upsert(std::make_shared<const json>(Strip(std::move(pod))));
+        whole_pods.Upsert(std::make_shared<const json>(StripMetadata(std::move(pod))));
       });
     }
   });
   const size_t whole_service_bytes = Measure([&] {
     for (int i = 0; i < n; ++i) {
       replicas(i, [&](json, json service) {
-        whole_services.Upsert(std::make_shared<const json>(Strip(std::move(service))));
+        whole_services.Upsert(std::make_shared<const json>(StripMetadata(std::move(service))));
       });
     }
   });

@@ -77,6 +77,16 @@ absl::Time JobReconciler::FirstPassTime(const std::string& key, const std::strin
   return expectations_.FirstPassTime(key, uid, now);
 }
 
+namespace {
+
+// Whether the pass records a warning event: its status is written at once, with the warning.
+bool Warned(const ReconcilePass& p) {
+  return std::any_of(p.events.begin(), p.events.end(),
+                     [](const auto& e) { return e.type == EventType::kWarning; });
+}
+
+}  // namespace
+
 // A new job's first pass creates its pods, and the status it would write (Created, no pod
 // counted yet) is rewritten as soon as their watch events queue the next pass (500 ms later with
 // the default --pod-event-batch-ms). That pass writes it instead, with the start time of the
@@ -87,9 +97,7 @@ absl::Time JobReconciler::FirstPassTime(const std::string& key, const std::strin
 // queues the next pass, which writes the status, Queued or with its pods.
 bool JobReconciler::FirstWriteWaits(const Pass& p) const {
   return !FindCondition(p.original, kCreated) && (p.created_pods || p.created_workload) &&
-         p.errors.empty() && !p.cleanup_after_write &&
-         std::none_of(p.events.begin(), p.events.end(),
-                      [](const auto& e) { return e.type == EventType::kWarning; });
+         p.errors.empty() && !p.cleanup_after_write && !Warned(p);
 }
 
 namespace {
@@ -122,9 +130,7 @@ std::optional<absl::Duration> JobReconciler::CountsWriteWaits(const Pass& p) {
     return std::nullopt;
   }
   if (!FindCondition(p.original, kCreated) || !p.errors.empty() || p.cleanup_after_write ||
-      std::any_of(p.events.begin(), p.events.end(),
-                  [](const auto& e) { return e.type == EventType::kWarning; }) ||
-      !OnlyCountsDiffer(now, p.original)) {
+      Warned(p) || !OnlyCountsDiffer(now, p.original)) {
     return std::nullopt;
   }
   const absl::Time since = expectations_.CountsWaitSince(key, p.job.metadata.uid, p.now);

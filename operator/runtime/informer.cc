@@ -46,16 +46,20 @@ bool Informer::SleepUnlessStopped(absl::Duration d) {
   return !stopped_;
 }
 
+nlohmann::json StripMetadata(nlohmann::json object) {
+  if (!object.contains("metadata")) return object;
+  nlohmann::json& meta = object["metadata"];
+  meta.erase("managedFields");
+  if (meta.contains("annotations") && meta["annotations"].is_object()) {
+    meta["annotations"].erase("kubectl.kubernetes.io/last-applied-configuration");
+    if (meta["annotations"].empty()) meta.erase("annotations");
+  }
+  return object;
+}
+
 ObjectPtr Informer::Prepare(nlohmann::json object, bool decoded) const {
   if (decoded) return std::make_shared<const nlohmann::json>(std::move(object));
-  if (options_.strip_metadata && object.contains("metadata")) {
-    nlohmann::json& meta = object["metadata"];
-    meta.erase("managedFields");
-    if (meta.contains("annotations") && meta["annotations"].is_object()) {
-      meta["annotations"].erase("kubectl.kubernetes.io/last-applied-configuration");
-      if (meta["annotations"].empty()) meta.erase("annotations");
-    }
-  }
+  if (options_.strip_metadata) object = StripMetadata(std::move(object));
   if (options_.transform) object = options_.transform(std::move(object));
   return std::make_shared<const nlohmann::json>(std::move(object));
 }

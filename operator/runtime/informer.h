@@ -44,6 +44,10 @@ struct InformerOptions {
   StoreEncoding store_encoding = StoreEncoding::kTree;
 };
 
+// What an informer drops from an object before caching it when `strip_metadata` is set: the
+// managedFields and the last-applied-configuration annotation, which the operator never reads.
+nlohmann::json StripMetadata(nlohmann::json object);
+
 class Informer {
  public:
   // Server-side watch timeout: 20-30 s (see WatchFrom).
