@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   int64_t objects = 1000;
   disttrain::FlagSet flags("cache_memory_bench --fixtures DIR [--objects N]");
   flags.String("fixtures", &fixtures, "Folder of running.json and service-running.json.");
-  flags.Int("objects", &objects, "Jobs to cache (7 pods and 7 Services each).");
+  flags.Int("objects", &objects, "Jobs to cache (7 pods and their Service each).");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse({argv + 1, argv + argc});
   if (!rest.ok() || flags.help_requested() || objects < 1) {
     std::cerr << (rest.ok() ? flags.Help() : std::string(rest.status().message())) << "\n";
@@ -122,8 +122,7 @@ int main(int argc, char** argv) {
   const json pod_fixture = Load(fixtures + "/running.json");
   const json service_fixture = Load(fixtures + "/service-running.json");
 
-  // The pods and Services of job i, as the API server returns them.
-  auto replicas = [&](int i, const std::function<void(json pod, json service)>& each) {
+  auto desired_of = [&](int i) {
     absl::StatusOr<disttrain::api::DistributedTraining> job = disttrain::api::DecodeJob(Job(i));
     if (!job.ok()) {
       std::cerr << job.status() << "\n";
@@ -136,8 +135,12 @@ int main(int argc, char** argv) {
       std::cerr << desired.status() << "\n";
       std::exit(1);
     }
+    return *std::move(desired);
+  };
+  // The pods of job i, as the API server returns them.
+  auto pods_of = [&](int i, const std::function<void(json pod)>& each) {
     int k = 0;
-    for (disttrain::policy::ReplicaObjects& r : desired->replicas) {
+    for (disttrain::policy::ReplicaObjects& r : desired_of(i).replicas) {
       json pod = pod_fixture;
       pod["metadata"]["name"] = r.pod["metadata"]["name"];
       pod["metadata"]["namespace"] = "bench";
@@ -146,14 +149,27 @@ int main(int argc, char** argv) {
       pod["metadata"]["uid"] = absl::StrCat("10000000-0000-0000-0000-", 100000000000 + 7 * i + k);
       pod["spec"]["containers"][0]["env"] = r.pod["spec"]["containers"][0]["env"];
       pod["spec"]["containers"][0]["ports"] = r.pod["spec"]["containers"][0]["ports"];
-      json service = service_fixture;
-      service["metadata"]["name"] = r.service["metadata"]["name"];
-      service["metadata"]["namespace"] = "bench";
-      service["metadata"]["labels"] = r.service["metadata"]["labels"];
-      service["metadata"]["ownerReferences"] = r.service["metadata"]["ownerReferences"];
-      service["spec"]["selector"] = r.service["spec"]["selector"];
-      each(std::move(pod), std::move(service));
+      each(std::move(pod));
       ++k;
+    }
+  };
+  // Its Services (the job's, or one per replica), likewise.
+  auto services_of = [&](int i, const std::function<void(json service)>& each) {
+    disttrain::policy::DesiredObjects desired = desired_of(i);
+    std::vector<json> built;
+    if (desired.job_service) built.push_back(*desired.job_service);
+    for (const disttrain::policy::ReplicaObjects& r : desired.replicas) {
+      if (!r.service.is_null()) built.push_back(r.service);
+    }
+    for (const json& b : built) {
+      json service = service_fixture;
+      service["metadata"]["name"] = b["metadata"]["name"];
+      service["metadata"]["namespace"] = "bench";
+      service["metadata"]["labels"] = b["metadata"]["labels"];
+      service["metadata"]["ownerReferences"] = b["metadata"]["ownerReferences"];
+      service["spec"]["selector"] = b["spec"]["selector"];
+      service["spec"]["ports"] = b["spec"]["ports"];
+      each(std::move(service));
     }
   };
 
@@ -169,7 +185,7 @@ int main(int argc, char** argv) {
   });
   const size_t pod_bytes = Measure([&] {
     for (int i = 0; i < n; ++i) {
-      replicas(i, [&](json pod, json) {
+      pods_of(i, [&](json pod) {
         pods.Upsert(std::make_shared<const json>(
             disttrain::policy::ProjectPod(StripMetadata(std::move(pod)))));
       });
@@ -177,7 +193,7 @@ int main(int argc, char** argv) {
   });
   const size_t service_bytes = Measure([&] {
     for (int i = 0; i < n; ++i) {
-      replicas(i, [&](json, json service) {
+      services_of(i, [&](json service) {
         services.Upsert(std::make_shared<const json>(
             disttrain::policy::ProjectService(StripMetadata(std::move(service)))));
       });
@@ -185,14 +201,14 @@ int main(int argc, char** argv) {
   });
   const size_t whole_pod_bytes = Measure([&] {
     for (int i = 0; i < n; ++i) {
-      replicas(i, [&](json pod, json) {
+      pods_of(i, [&](json pod) {
         whole_pods.Upsert(std::make_shared<const json>(StripMetadata(std::move(pod))));
       });
     }
   });
   const size_t whole_service_bytes = Measure([&] {
     for (int i = 0; i < n; ++i) {
-      replicas(i, [&](json, json service) {
+      services_of(i, [&](json service) {
         whole_services.Upsert(std::make_shared<const json>(StripMetadata(std::move(service))));
       });
     }

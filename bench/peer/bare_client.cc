@@ -76,8 +76,9 @@ absl::Status OperatorObjects(kube::KubeClient* client, const std::string& ns,
     absl::StatusOr<policy::DesiredObjects> desired =
         policy::BuildDesiredObjects(*job, policy::BuildOptions{});
     if (!desired.ok()) return desired.status();
+    if (desired->job_service) objects->emplace_back(&kube::kServices, *desired->job_service);
     for (policy::ReplicaObjects& r : desired->replicas) {
-      objects->emplace_back(&kube::kServices, std::move(r.service));
+      if (!r.service.is_null()) objects->emplace_back(&kube::kServices, std::move(r.service));
       objects->emplace_back(&kube::kPods, std::move(r.pod));
     }
   }

@@ -14,6 +14,25 @@ std::string ReplicaName(const DistributedTraining& job, ReplicaType type, int in
   return absl::StrCat(job.metadata.name, "-", RoleName(job.spec, type), "-", index);
 }
 
+bool UsesJobService(const DistributedTraining& job) {
+  return job.addressing == Addressing::kJobService;
+}
+
+bool NeedsJobService(const DistributedTraining& job) {
+  if (!UsesJobService(job)) return false;
+  int tasks = 0;
+  for (const auto& [type, replica] : job.spec.replica_specs) tasks += std::max(0, replica.replicas);
+  return tasks > 1;
+}
+
+std::string ReplicaHost(const DistributedTraining& job, ReplicaType type, int index) {
+  if (UsesJobService(job)) {
+    return absl::StrCat(ReplicaName(job, type, index), ".", job.metadata.name, ".",
+                        job.metadata.namespace_name);
+  }
+  return absl::StrCat(ReplicaName(job, type, index), ".", job.metadata.namespace_name);
+}
+
 int MaxJobNameLength(const JobSpec& spec) {
   int longest_suffix = 0;
   for (const auto& [type, replica] : spec.replica_specs) {

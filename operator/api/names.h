@@ -18,6 +18,16 @@ std::string ReplicaName(absl::string_view job, ReplicaType type, int index);
 // The same for one job (a TFJob's Master chief: "<job>-master-<index>").
 std::string ReplicaName(const DistributedTraining& job, ReplicaType type, int index);
 
+// Whether the job's pods resolve through one headless Service named like the job (hostname and
+// subdomain set on each pod) rather than one Service per pod (job.addressing).
+bool UsesJobService(const DistributedTraining& job);
+// Whether that Service is made: a job of one task has no peers to resolve, so it gets none.
+bool NeedsJobService(const DistributedTraining& job);
+
+// A replica's DNS name up to the namespace, before ".svc": "<pod>.<job>.<ns>" with the job's
+// Service, "<pod>.<ns>" with per-replica Services.
+std::string ReplicaHost(const DistributedTraining& job, ReplicaType type, int index);
+
 // The longest job name for which every generated name of `spec` fits in a DNS label:
 // 63 - max over roles with replicas n > 0 of len("-<role>-") + digits(n - 1).
 int MaxJobNameLength(const JobSpec& spec);

@@ -117,6 +117,7 @@ absl::StatusOr<DistributedTraining> DecodeTfJob(const json& object) {
   }
   DistributedTraining job;
   job.kind = &kTfJobKind;
+  job.addressing = Addressing::kReplicaServices;
   if (const json* meta = top.Find("metadata")) {
     if (absl::Status s = internal::DecodeMetadata(*meta, &job.metadata); !s.ok()) return s;
   }

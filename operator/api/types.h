@@ -215,9 +215,24 @@ struct ObjectMeta {
   std::optional<absl::Time> deletion_timestamp;
 };
 
+// How a job's tasks find each other: the hosts TF_CONFIG lists and the headless Services that
+// make those names resolve.
+enum class Addressing {
+  // One headless Service named like the job; each pod sets hostname (its own name) and
+  // subdomain (the job's), and is "<job>-<role>-<i>.<job>.<ns>.svc". A DistributedTraining's.
+  kJobService,
+  // One headless Service per pod, named like it: "<job>-<role>-<i>.<ns>.svc". A TFJob's (the
+  // training-operator's names, which its users' code and tools expect), and a
+  // DistributedTraining's whose pods an operator before the job Service made.
+  kReplicaServices,
+};
+
 struct DistributedTraining {
   // The API the job came through: its children's owner reference and labels.
   const JobKind* kind = &kDistributedTrainingKind;
+  // Set by the decoder for the kind; the reconciler keeps kReplicaServices for a job it finds
+  // with per-replica Services already (made before the job Service existed).
+  Addressing addressing = Addressing::kJobService;
   ObjectMeta metadata;
   JobSpec spec;
   JobStatus status;

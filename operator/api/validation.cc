@@ -39,6 +39,15 @@ void ValidateTemplate(const std::string& path, const ReplicaSpec& spec,
   }
 }
 
+bool IsDns1035Label(const std::string& s) {
+  if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z')) return false;
+  if (s.back() == '-') return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::Status Validate(const DistributedTraining& job) {
@@ -108,6 +117,12 @@ absl::Status Validate(const DistributedTraining& job) {
     }
   }
 
+  if (!IsDns1035Label(job.metadata.name)) {
+    errors.push_back(absl::StrCat(
+        "metadata.name: \"", job.metadata.name,
+        "\" must be a DNS-1035 label (lower case alphanumeric characters or '-', starting with a "
+        "letter and ending with an alphanumeric character): it names the job's Services"));
+  }
   const int max_name = MaxJobNameLength(spec);
   if (static_cast<int>(job.metadata.name.size()) > max_name) {
     errors.push_back(absl::StrCat("metadata.name: \"", job.metadata.name, "\" has ",

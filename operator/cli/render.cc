@@ -111,7 +111,10 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
     for (const std::string& w : objects->warnings) err << "render: warning: " << w << "\n";
     if (objects->pod_group) items.push_back(*objects->pod_group);
     if (objects->network_policy) items.push_back(*objects->network_policy);
-    for (const auto& r : objects->replicas) items.push_back(r.service);
+    if (objects->job_service) items.push_back(*objects->job_service);
+    for (const auto& r : objects->replicas) {
+      if (!r.service.is_null()) items.push_back(r.service);
+    }
     for (const auto& r : objects->replicas) items.push_back(r.pod);
   }
 

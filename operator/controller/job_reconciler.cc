@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "operator/api/codec.h"
 #include "operator/api/defaults.h"
+#include "operator/api/names.h"
 #include "operator/api/validation.h"
 #include "operator/controller/internal/reconcile_pass.h"
 #include "operator/kube/errors.h"
@@ -259,6 +260,13 @@ void JobReconciler::ReadChildren(Pass& p) {
   // Only their names are read: the keys ("namespace/name") say them without decoding.
   for (const std::string& key : deps_.services->KeysByControllerUid(p.job.metadata.uid)) {
     p.services.insert(key.substr(key.find('/') + 1));
+  }
+  // Pods made with a Service each (by an operator before the job's Service) keep their
+  // TF_CONFIG: their replacements are made the same way, so old and new peers agree.
+  if (api::UsesJobService(p.job) &&
+      std::any_of(p.services.begin(), p.services.end(),
+                  [&](const std::string& name) { return name != p.job.metadata.name; })) {
+    p.job.addressing = api::Addressing::kReplicaServices;
   }
   // A replaced pod that is gone leaves the list; its restart stays in pastRestarts.
   std::erase_if(p.status.restarting_pods, [&](const std::string& uid) { return !uids.count(uid); });

@@ -133,6 +133,9 @@ class JobReconciler : public runtime::Reconciler {
   bool CheckInPlaceRestarts(Pass& p);
   bool CreateMissing(Pass& p);
   void ReportCreateFailures(Pass& p, const absl::Status& first, bool permanent);
+  // Creating the job's Service answered AlreadyExists: OK when that Service is the job's (the
+  // informer has not shown it yet), FailedPrecondition naming the conflict when another owns it.
+  absl::Status CheckJobServiceOwner(Pass& p);
   // No pod is missing (or every missing one was created): clears ReplicaFailure and the count of
   // failed creation passes.
   void CreatedEverything(Pass& p);

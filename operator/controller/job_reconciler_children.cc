@@ -73,8 +73,11 @@ bool JobReconciler::CreateMissing(Pass& p) {
     return !p.pods.count({type, index}) && !p.Remembered(type, index) &&
            !creating("pods", api::ReplicaName(p.job, type, index));
   };
+  const std::string& job_name = p.job.metadata.name;
+  const bool job_service_missing =
+      api::NeedsJobService(p.job) && !p.services.count(job_name) && !creating("services", job_name);
   // Most passes find every pod in place: they build nothing.
-  bool any_missing = false;
+  bool any_missing = job_service_missing;
   for (const auto& [type, spec] : p.job.spec.replica_specs) {
     for (int i = 0; i < spec.replicas && !any_missing; ++i) any_missing = is_missing(type, i);
   }
@@ -102,17 +105,24 @@ bool JobReconciler::CreateMissing(Pass& p) {
     if (is_missing(r.type, r.index)) missing.push_back(&r);
   }
   auto has_service = [&](const ReplicaObjects& r) {
+    if (r.service.is_null()) return true;  // the job's Service names it
     const std::string& name = r.pod["metadata"]["name"].get_ref<const std::string&>();
     return p.services.count(name) > 0 || creating("services", name);
   };
-  // Slow start, as Kubernetes' Job controller: the first replica's Service and Pod first, so a
-  // refused template or an exhausted quota costs one round trip rather than one request per
-  // replica; then every other replica's Service and Pod at once. A pod does not need its
-  // Service to exist first (TensorFlow retries until the name resolves).
+  // Slow start, as Kubernetes' Job controller: the job's Service and the first replica's
+  // (Service and) Pod first, so a refused template or an exhausted quota costs one round trip
+  // rather than one request per replica; then every other replica's at once. A pod does not
+  // need its Service to exist first (TensorFlow retries until the name resolves).
   std::vector<CreateOutcome> outcomes(missing.size());
+  absl::Status job_service = absl::OkStatus();
+  constexpr size_t kJobService = static_cast<size_t>(-1);
   auto create = [&](size_t begin, size_t end) {
     std::vector<kube::CreateRequest> requests;
-    std::vector<std::pair<size_t, bool>> of;  // (replica, is the pod)
+    std::vector<std::pair<size_t, bool>> of;  // (replica or kJobService, is the pod)
+    if (begin == 0 && job_service_missing) {
+      requests.push_back({&kube::kServices, ns, *desired->job_service});
+      of.push_back({kJobService, false});
+    }
     for (size_t i = begin; i < end; ++i) {
       outcomes[i].attempted = true;
       if (!has_service(*missing[i])) {
@@ -130,6 +140,11 @@ bool JobReconciler::CreateMissing(Pass& p) {
     std::vector<absl::Status> s = deps_.client->CreateAll(requests, deps_.parallel_requests);
     for (size_t k = 0; k < s.size(); ++k) {
       if (!s[k].ok() && !kube::IsAlreadyExists(s[k])) expectations_.Seen(key_of(requests[k]));
+      if (of[k].first == kJobService) {
+        job_service = kube::IsAlreadyExists(s[k]) ? CheckJobServiceOwner(p) : s[k];
+        if (!job_service.ok()) expectations_.Seen(key_of(requests[k]));
+        continue;
+      }
       CreateOutcome& o = outcomes[of[k].first];
       if (of[k].second) {
         o.created = s[k].ok();
@@ -139,8 +154,8 @@ bool JobReconciler::CreateMissing(Pass& p) {
       }
     }
   };
-  if (!missing.empty()) create(0, 1);
-  if (missing.size() > 1 && outcomes[0].service.ok() && outcomes[0].pod.ok()) {
+  create(0, missing.empty() ? 0 : 1);
+  if (missing.size() > 1 && job_service.ok() && outcomes[0].service.ok() && outcomes[0].pod.ok()) {
     create(1, missing.size());
   }
   std::vector<std::string> created;
@@ -151,6 +166,7 @@ bool JobReconciler::CreateMissing(Pass& p) {
     if (!first_failure) first_failure = s;
     permanent = permanent || !kube::IsRetryable(s);
   };
+  if (!job_service.ok()) failed("FailedCreateService", job_service);
   for (size_t i = 0; i < missing.size(); ++i) {
     const CreateOutcome& o = outcomes[i];
     if (!o.attempted) continue;
@@ -174,6 +190,7 @@ bool JobReconciler::CreateMissing(Pass& p) {
                                                absl::StrJoin(created, ", ")));
     for (const std::string& w : desired->warnings) {
       if (w.find("TF_CONFIG") != std::string::npos) p.Warn("TFConfigReplaced", w);
+      if (w.find("hostname") != std::string::npos) p.Warn("HostnameReplaced", w);
     }
   }
   if (first_failure) {
@@ -182,6 +199,23 @@ bool JobReconciler::CreateMissing(Pass& p) {
     CreatedEverything(p);
   }
   return true;
+}
+
+absl::Status JobReconciler::CheckJobServiceOwner(Pass& p) {
+  const std::string& ns = p.job.metadata.namespace_name;
+  const std::string& name = p.job.metadata.name;
+  absl::StatusOr<json> service = deps_.client->Get(kube::kServices, ns, name);
+  if (!service.ok())
+    return service.status();  // NotFound: deleted meanwhile; the next pass makes it
+  const json refs = service->value("/metadata/ownerReferences"_json_pointer, json::array());
+  for (const json& ref : refs) {
+    if (ref.is_object() && ref.value("uid", "") == p.job.metadata.uid) return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "Service ", ns, "/", name,
+      " exists and does not belong to this job; the job's pods resolve as <pod>.", name, ".", ns,
+      ".svc through a headless Service named like the job: rename or delete that Service, or "
+      "the job"));
 }
 
 void JobReconciler::CreatedEverything(Pass& p) {
@@ -311,9 +345,11 @@ void JobReconciler::Cleanup(Pass& p) {
   const std::string& ns = p.job.metadata.namespace_name;
   std::vector<const PodState*> doomed;
   std::vector<kube::DeleteRequest> requests;
+  bool all_removed = true;  // every pod deleted now or before
   for (auto& [id, pod] : p.pods) {
     const FinishCleanup c = CleanupOnFinish(p.job, p.status, pod, p.now);
     p.Requeue(c.requeue_after);
+    all_removed = all_removed && c.remove;
     if (!c.remove || Deleted(pod.uid)) continue;
     doomed.push_back(&pod);
     kube::DeleteOptions options;
@@ -336,6 +372,12 @@ void JobReconciler::Cleanup(Pass& p) {
     if (policy == api::CleanPodPolicy::kAll && p.services.count(doomed[i]->name)) {
       services.push_back({&kube::kServices, ns, doomed[i]->name, {}});
     }
+  }
+  // The job's Service goes with the last of its pods (cleanPodPolicy All); once they are gone, a
+  // pass that still sees it (a failed delete) tries again.
+  if (policy == api::CleanPodPolicy::kAll && all_removed && (!doomed.empty() || p.pods.empty()) &&
+      p.services.count(p.job.metadata.name)) {
+    services.push_back({&kube::kServices, ns, p.job.metadata.name, {}});
   }
   for (const absl::Status& s : deps_.client->DeleteAll(services, deps_.parallel_requests)) {
     if (!s.ok() && !kube::IsNotFound(s)) p.Error("FailedDeleteService", s);

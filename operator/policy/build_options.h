@@ -12,7 +12,7 @@ enum class GangScheduler {
 };
 
 struct BuildOptions {
-  // Appended to service hosts when set: <job>-<role>-<i>.<ns>.svc.<cluster_domain>.
+  // Appended to TF_CONFIG's hosts when set: <job>-<role>-<i>.<job>.<ns>.svc.<cluster_domain>.
   std::string cluster_domain;
   GangScheduler gang_scheduler = GangScheduler::kVolcano;
   // A job without spec.networkPolicy.enabled gets a NetworkPolicy (--network-policy).

@@ -1,5 +1,6 @@
 #include "operator/policy/desired_objects.h"
 
+#include "operator/api/names.h"
 #include "operator/policy/network_policy_builder.h"
 #include "operator/policy/pod_builder.h"
 #include "operator/policy/pod_group_builder.h"
@@ -14,6 +15,7 @@ absl::StatusOr<DesiredObjects> BuildDesiredObjects(const api::DistributedTrainin
   if (!group.ok()) return group.status();
   out.pod_group = *std::move(group);
   out.network_policy = BuildNetworkPolicy(job, options);
+  if (api::NeedsJobService(job)) out.job_service = BuildJobService(job);
 
   for (api::ReplicaType type : api::kReplicaTypes) {
     auto it = job.spec.replica_specs.find(type);
@@ -22,7 +24,9 @@ absl::StatusOr<DesiredObjects> BuildDesiredObjects(const api::DistributedTrainin
       absl::StatusOr<BuiltPod> pod = BuildPod(job, type, i, options);
       if (!pod.ok()) return pod.status();
       out.warnings.insert(out.warnings.end(), pod->warnings.begin(), pod->warnings.end());
-      out.replicas.push_back({type, i, BuildService(job, type, i), std::move(pod->pod)});
+      out.replicas.push_back(
+          {type, i, api::UsesJobService(job) ? nlohmann::json() : BuildService(job, type, i),
+           std::move(pod->pod)});
     }
   }
   return out;

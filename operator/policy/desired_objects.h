@@ -1,5 +1,6 @@
 // Everything that must exist in the cluster for a job: its PodGroup (with gang scheduling), its
-// NetworkPolicy (unless turned off), and one headless Service and one Pod per replica. The
+// NetworkPolicy (unless turned off), its headless Service (one per job, or one per replica: see
+// api::Addressing) and one Pod per replica. The
 // reconciler creates what is missing; `render` prints it. Pure function; thread-safe.
 #ifndef DISTTRAIN_OPERATOR_POLICY_DESIRED_OBJECTS_H_
 #define DISTTRAIN_OPERATOR_POLICY_DESIRED_OBJECTS_H_
@@ -18,13 +19,15 @@ namespace disttrain::policy {
 struct ReplicaObjects {
   api::ReplicaType type;
   int index = 0;
-  nlohmann::json service;
+  nlohmann::json service;  // null with the job's Service
   nlohmann::json pod;
 };
 
 struct DesiredObjects {
   std::optional<nlohmann::json> pod_group;
   std::optional<nlohmann::json> network_policy;
+  // The job's headless Service (api::NeedsJobService).
+  std::optional<nlohmann::json> job_service;
   // In the order Chief, PS, Worker, Evaluator, then by index.
   std::vector<ReplicaObjects> replicas;
   std::vector<std::string> warnings;

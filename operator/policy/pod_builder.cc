@@ -101,6 +101,19 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
                                   ? "Never"
                                   : std::string(api::RestartPolicyName(spec.restart_policy));
 
+  if (api::UsesJobService(job)) {
+    // <pod>.<job>.<ns>.svc resolves through the job's headless Service: the endpoints
+    // controllers publish a pod's hostname when its subdomain names the Service.
+    if ((pod_spec.contains("hostname") && pod_spec["hostname"] != pod_name) ||
+        (pod_spec.contains("subdomain") && pod_spec["subdomain"] != job.metadata.name)) {
+      out.warnings.push_back(
+          absl::StrCat("pod ", pod_name, ": replaced the template's hostname and subdomain with ",
+                       pod_name, " and ", job.metadata.name, ", the names its peers resolve"));
+    }
+    pod_spec["hostname"] = pod_name;
+    pod_spec["subdomain"] = job.metadata.name;
+  }
+
   json& container = pod_spec["containers"][main];
   const std::string container_name = container.value("name", "");
   if (std::optional<std::string> tf = TfConfigText(job, type, index, options)) {

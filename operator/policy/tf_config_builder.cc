@@ -53,8 +53,7 @@ std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::
     std::vector<std::string>& hosts = config.cluster[std::string(api::RoleName(job.spec, t))];
     const int port = ReplicaPort(spec);
     for (int i = 0; i < spec.replicas; ++i) {
-      std::string host =
-          absl::StrCat(api::ReplicaName(job, t, i), ".", job.metadata.namespace_name, ".svc");
+      std::string host = absl::StrCat(api::ReplicaHost(job, t, i), ".svc");
       if (!options.cluster_domain.empty()) absl::StrAppend(&host, ".", options.cluster_domain);
       hosts.push_back(absl::StrCat(host, ":", port));
     }

@@ -22,11 +22,14 @@ std::string TlsTaskKey(const api::DistributedTraining& job, api::ReplicaType typ
 std::vector<std::string> TaskNames(const api::DistributedTraining& job, api::ReplicaType type,
                                    int index, const BuildOptions& options) {
   const std::string pod = api::ReplicaName(job, type, index);
-  const std::string& ns = job.metadata.namespace_name;
+  const std::string host = api::ReplicaHost(job, type, index);  // <pod>[.<job>].<ns>
   const std::string domain =
       options.cluster_domain.empty() ? "cluster.local" : options.cluster_domain;
-  return {pod, absl::StrCat(pod, ".", ns), absl::StrCat(pod, ".", ns, ".svc"),
-          absl::StrCat(pod, ".", ns, ".svc.", domain)};
+  std::vector<std::string> names = {pod};
+  if (api::UsesJobService(job)) names.push_back(absl::StrCat(pod, ".", job.metadata.name));
+  names.insert(names.end(),
+               {host, absl::StrCat(host, ".svc"), absl::StrCat(host, ".svc.", domain)});
+  return names;
 }
 
 absl::StatusOr<json> BuildTlsSecret(const api::DistributedTraining& job,

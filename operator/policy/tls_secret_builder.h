@@ -29,8 +29,10 @@ std::string TlsSecretName(const api::DistributedTraining& job);
 // The Secret's keys for task (type, index): "<role>-<index>.crt" and ".key"; the CA is "ca.crt".
 std::string TlsTaskKey(const api::DistributedTraining& job, api::ReplicaType type, int index);
 
-// The names a task's certificate carries: <pod>, <pod>.<ns>, <pod>.<ns>.svc and
-// <pod>.<ns>.svc.<cluster domain> (cluster.local unless --cluster-domain says otherwise).
+// The names a task's certificate carries: <pod>, then with the job's Service <pod>.<job>,
+// <pod>.<job>.<ns>, <pod>.<job>.<ns>.svc and <pod>.<job>.<ns>.svc.<cluster domain>; with
+// per-replica Services <pod>.<ns>, <pod>.<ns>.svc and <pod>.<ns>.svc.<cluster domain>
+// (cluster.local unless --cluster-domain says otherwise).
 std::vector<std::string> TaskNames(const api::DistributedTraining& job, api::ReplicaType type,
                                    int index, const BuildOptions& options);
 

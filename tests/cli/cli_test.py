@@ -56,7 +56,8 @@ class RenderTest(unittest.TestCase):
         r = run("disttrain-operator", "render", "-f", self.EXAMPLE)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.count("\nkind: Pod\n"), 7)
-        self.assertEqual(r.stdout.count("\nkind: Service\n"), 7)
+        self.assertEqual(r.stdout.count("\nkind: Service\n"), 1)  # one for the job
+        self.assertEqual(r.stdout.count("\n  subdomain: dist\n"), 7)
         self.assertIn("name: dist-worker-2\n", r.stdout)
         self.assertEqual(r.stdout.count("\nkind: NetworkPolicy\n"), 1)
         off = run("disttrain-operator", "render", "-f", self.EXAMPLE, "--network-policy=false")
@@ -73,7 +74,7 @@ class RenderTest(unittest.TestCase):
         env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
         tf_config = json.loads(env["TF_CONFIG"])
         self.assertEqual(tf_config["task"], {"type": "ps", "index": 1})
-        self.assertEqual(tf_config["cluster"]["ps"][1], "dist-ps-1.default.svc.cluster.local:2222")
+        self.assertEqual(tf_config["cluster"]["ps"][1], "dist-ps-1.dist.default.svc.cluster.local:2222")
         self.assertEqual(env["CUDA_VISIBLE_DEVICES"], "")
         self.assertEqual(env["NVIDIA_VISIBLE_DEVICES"], "void")
 

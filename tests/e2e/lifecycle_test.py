@@ -105,9 +105,19 @@ class LifecycleTest(unittest.TestCase):
         worker = [p for p in self.pods("happy") if p["metadata"]["name"] == "happy-worker-1"][0]
         env = {e["name"]: e.get("value") for e in worker["spec"]["containers"][0]["env"]}
         self.assertEqual(json.loads(env["TF_CONFIG"])["task"], {"type": "worker", "index": 1})
-        svc = get_json("service", "happy-ps-1", "-n", self.ns)
+        # One headless Service for the job; each pod is <pod>.happy.<ns>.svc through it.
+        svc = get_json("service", "happy", "-n", self.ns)
         self.assertEqual(svc["spec"]["clusterIP"], "None")
         self.assertTrue(svc["spec"]["publishNotReadyAddresses"])
+        self.assertEqual(get_json("services", "-n", self.ns, "-l", "disttrain.io/job-name=happy")["items"], [svc])
+        self.assertIn("happy-ps-1.happy.", json.loads(env["TF_CONFIG"])["cluster"]["ps"][1])
+        # The endpoint controllers publish each pod's hostname, which CoreDNS serves as that name.
+        hostnames = lambda: {e.get("hostname") for s in get_json(
+            "endpointslices", "-n", self.ns, "-l", "kubernetes.io/service-name=happy")["items"]
+            for e in s.get("endpoints") or []}
+        wait_until("every pod's hostname in the Service's EndpointSlices", lambda: hostnames() >= {
+            "happy-chief-0", "happy-ps-0", "happy-ps-1", "happy-worker-0", "happy-worker-1", "happy-evaluator-0"},
+            timeout=30)
 
         status = self.wait_state("happy", "Succeeded", timeout=30)["status"]
         evaluator = self.pods("happy", "disttrain.io/replica-type=evaluator")

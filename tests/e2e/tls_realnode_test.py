@@ -101,7 +101,7 @@ class TlsRealNodeTest(unittest.TestCase):
         # Each pod mounts the CA and its own certificate and key, no other task's.
         volume = next(v for v in ps["spec"]["volumes"] if v["name"] == "disttrain-tls")
         self.assertEqual([i["key"] for i in volume["secret"]["items"]], ["ca.crt", "ps-0.crt", "ps-0.key"])
-        ip, server = ps["status"]["podIP"], f"sealed-ps-0.{self.ns}.svc"
+        ip, server = ps["status"]["podIP"], f"sealed-ps-0.sealed.{self.ns}.svc"
         job_ca = data["ca.crt"]
         own = grpc.ssl_channel_credentials(job_ca, data["worker-1.key"], data["worker-1.crt"])
 

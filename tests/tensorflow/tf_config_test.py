@@ -99,7 +99,8 @@ def expected_cluster(manifest, domain):
             continue
         key = ROLE_KEYS[role]
         suffix = f".{domain}" if domain else ""
-        cluster[key] = [f"{name}-{key}-{i}.{ns}.svc{suffix}:{expected_port(manifest, role)}"
+        # A DistributedTraining's pods resolve through the job's headless Service: <pod>.<job>.<ns>.svc
+        cluster[key] = [f"{name}-{key}-{i}.{name}.{ns}.svc{suffix}:{expected_port(manifest, role)}"
                         for i in range(spec["replicas"])]
     return cluster
 

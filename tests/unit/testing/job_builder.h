@@ -53,6 +53,11 @@ class JobBuilder {
     job_.spec.success_policy = policy;
     return *this;
   }
+  // One headless Service per replica (a TFJob's, or a job an older operator started).
+  JobBuilder& ReplicaServices() {
+    job_.addressing = api::Addressing::kReplicaServices;
+    return *this;
+  }
   api::DistributedTraining Build() const { return job_; }
 
  private:

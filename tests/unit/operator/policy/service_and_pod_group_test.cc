@@ -25,6 +25,32 @@ TEST(ServiceBuilderTest, IsHeadlessPublishesNotReadyAddressesAndSelectsExactlyIt
   EXPECT_EQ(svc["metadata"]["ownerReferences"][0]["name"], "dist");
 }
 
+TEST(ServiceBuilderTest, TheJobsServiceIsHeadlessAndSelectsEveryPodOfTheJob) {
+  json svc = BuildJobService(JobBuilder("dist", "ml").Chief().Ps(2).Workers(3).Build());
+  EXPECT_EQ(svc["metadata"]["name"], "dist");
+  EXPECT_EQ(svc["metadata"]["namespace"], "ml");
+  EXPECT_EQ(svc["spec"]["clusterIP"], "None");
+  EXPECT_EQ(svc["spec"]["publishNotReadyAddresses"], true);
+  EXPECT_EQ(svc["spec"]["selector"], json::parse(R"({"disttrain.io/job-name":"dist",
+                            "app.kubernetes.io/managed-by":"disttrain-operator"})"));
+  EXPECT_EQ(svc["metadata"]["labels"], svc["spec"]["selector"]);
+  EXPECT_EQ(
+      svc["spec"]["ports"],
+      json::parse(R"([{"name":"tfjob-port","port":2222,"targetPort":2222,"protocol":"TCP"}])"));
+  EXPECT_EQ(svc["metadata"]["ownerReferences"][0]["uid"], "uid-1234");
+}
+
+TEST(ServiceBuilderTest, TheJobsServiceNamesEachPortWhenRolesUseSeveral) {
+  api::DistributedTraining job = JobBuilder("dist").Ps(1).Workers(1).Build();
+  job.spec.replica_specs[ReplicaType::kPS].pod_template["spec"]["containers"][0]["ports"] = {
+      {{"name", "tfjob-port"}, {"containerPort", 3000}}};
+  json svc = BuildJobService(job);
+  ASSERT_EQ(svc["spec"]["ports"].size(), 2u);
+  EXPECT_EQ(svc["spec"]["ports"][0]["name"], "tfjob-port-2222");
+  EXPECT_EQ(svc["spec"]["ports"][1]["name"], "tfjob-port-3000");
+  EXPECT_EQ(svc["spec"]["ports"][1]["port"], 3000);
+}
+
 json ResourcesTemplate(const char* requests, const char* limits) {
   return {{"spec",
            {{"containers",
@@ -107,18 +133,56 @@ TEST(PodGroupBuilderTest, BadQuantityNamesTheField) {
           "spec.replicaSpecs.Worker.template: container \"tensorflow\" resources.requests.cpu"));
 }
 
-TEST(DesiredObjectsTest, OneServiceAndPodPerReplicaInRoleOrder) {
+TEST(DesiredObjectsTest, OneServiceForTheJobAndOnePodPerReplicaInRoleOrder) {
   auto objects = BuildDesiredObjects(JobBuilder("d").Evaluator().Workers(2).Ps(1).Chief().Build(),
                                      BuildOptions{});
   ASSERT_TRUE(objects.ok()) << objects.status();
+  ASSERT_TRUE(objects->job_service.has_value());
+  EXPECT_EQ((*objects->job_service)["metadata"]["name"], "d");
   std::vector<std::string> names;
   for (const auto& r : objects->replicas) {
-    EXPECT_EQ(r.pod["metadata"]["name"], r.service["metadata"]["name"]);
+    EXPECT_TRUE(r.service.is_null());
+    // <pod>.<job>.<ns>.svc resolves: hostname is the pod's name, subdomain the Service's.
+    EXPECT_EQ(r.pod["spec"]["hostname"], r.pod["metadata"]["name"]);
+    EXPECT_EQ(r.pod["spec"]["subdomain"], "d");
     names.push_back(r.pod["metadata"]["name"]);
   }
   EXPECT_THAT(names, ::testing::ElementsAre("d-chief-0", "d-ps-0", "d-worker-0", "d-worker-1",
                                             "d-evaluator-0"));
   EXPECT_FALSE(objects->pod_group.has_value());
+}
+
+TEST(DesiredObjectsTest, OneServicePerReplicaWhenTheJobAddressesPodsSo) {
+  auto objects = BuildDesiredObjects(
+      JobBuilder("d").Workers(2).Ps(1).Chief().ReplicaServices().Build(), BuildOptions{});
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  EXPECT_FALSE(objects->job_service.has_value());
+  ASSERT_EQ(objects->replicas.size(), 4u);
+  for (const auto& r : objects->replicas) {
+    EXPECT_EQ(r.pod["metadata"]["name"], r.service["metadata"]["name"]);
+    EXPECT_FALSE(r.pod["spec"].contains("hostname"));
+    EXPECT_FALSE(r.pod["spec"].contains("subdomain"));
+  }
+}
+
+TEST(DesiredObjectsTest, AJobOfOneTaskGetsNoService) {
+  auto objects = BuildDesiredObjects(JobBuilder("solo").Chief().Build(), BuildOptions{});
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  EXPECT_FALSE(objects->job_service.has_value());
+  ASSERT_EQ(objects->replicas.size(), 1u);
+  EXPECT_TRUE(objects->replicas[0].service.is_null());
+  // Still named so, should workers be added later (hostname and subdomain cannot change).
+  EXPECT_EQ(objects->replicas[0].pod["spec"]["subdomain"], "solo");
+}
+
+TEST(DesiredObjectsTest, ATemplatesOwnHostnameIsReplacedWithAWarning) {
+  api::DistributedTraining job = JobBuilder("d").Ps(1).Workers(1).Build();
+  job.spec.replica_specs[ReplicaType::kWorker].pod_template["spec"]["hostname"] = "mine";
+  auto objects = BuildDesiredObjects(job, BuildOptions{});
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  EXPECT_EQ(objects->replicas[1].pod["spec"]["hostname"], "d-worker-0");
+  ASSERT_EQ(objects->warnings.size(), 1u);
+  EXPECT_THAT(objects->warnings[0], ::testing::HasSubstr("replaced the template's hostname"));
 }
 
 }  // namespace

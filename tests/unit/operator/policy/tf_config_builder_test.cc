@@ -27,14 +27,30 @@ class TfConfigBuilderTest : public ::testing::TestWithParam<Case> {};
 TEST_P(TfConfigBuilderTest, WritesTheEcosystemsExactBytes) {
   BuildOptions options;
   options.cluster_domain = GetParam().cluster_domain;
-  std::optional<TfConfig> config =
-      BuildTfConfig(GetParam().job(), GetParam().type, GetParam().index, options);
+  // The training-operator's hosts: one Service per replica.
+  api::DistributedTraining job = GetParam().job();
+  job.addressing = api::Addressing::kReplicaServices;
+  std::optional<TfConfig> config = BuildTfConfig(job, GetParam().type, GetParam().index, options);
   if (GetParam().want.empty()) {
     EXPECT_FALSE(config.has_value());
     return;
   }
   ASSERT_TRUE(config.has_value());
   EXPECT_EQ(SerializeTfConfig(*config), GetParam().want);
+}
+
+TEST(TfConfigBuilderJobServiceTest, HostsResolveThroughTheJobsService) {
+  BuildOptions options;
+  api::DistributedTraining job = JobBuilder("mnist", "ml").Chief().Ps(1).Workers(2).Build();
+  std::optional<TfConfig> config = BuildTfConfig(job, ReplicaType::kWorker, 1, options);
+  ASSERT_TRUE(config.has_value());
+  EXPECT_EQ(
+      SerializeTfConfig(*config),
+      R"({"cluster":{"chief":["mnist-chief-0.mnist.ml.svc:2222"],"ps":["mnist-ps-0.mnist.ml.svc:2222"],"worker":["mnist-worker-0.mnist.ml.svc:2222","mnist-worker-1.mnist.ml.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"})");
+  options.cluster_domain = "corp.example";
+  config = BuildTfConfig(job, ReplicaType::kPS, 0, options);
+  ASSERT_TRUE(config.has_value());
+  EXPECT_EQ(config->cluster.at("ps").at(0), "mnist-ps-0.mnist.ml.svc.corp.example:2222");
 }
 
 nlohmann::json TemplateWithPort(int port) {
@@ -122,7 +138,7 @@ TEST(MainContainerTest, PrefersTensorflowThenTrainerThenTheFirst) {
 }
 
 TEST(SparseTfConfigTest, GivesWhatTheTrainingOperatorWritesForDynamicWorkers) {
-  api::DistributedTraining job = JobBuilder("d").Chief().Ps(2).Workers(2).Build();
+  api::DistributedTraining job = JobBuilder("d").Chief().Ps(2).Workers(2).ReplicaServices().Build();
   job.spec.tf_config.sparse_workers = true;
   auto text = [&](ReplicaType t, int i) { return *TfConfigText(job, t, i, BuildOptions{}); };
   EXPECT_EQ(
@@ -139,7 +155,7 @@ TEST(SparseTfConfigTest, GivesWhatTheTrainingOperatorWritesForDynamicWorkers) {
 }
 
 TEST(MasterTfConfigTest, ATfJobsMasterIsTheChiefNamedMasterAsUnderTheTrainingOperator) {
-  api::DistributedTraining job = JobBuilder("m").Chief().Ps(1).Workers(1).Build();
+  api::DistributedTraining job = JobBuilder("m").Chief().Ps(1).Workers(1).ReplicaServices().Build();
   job.spec.chief_is_master = true;
   EXPECT_EQ(
       *TfConfigText(job, ReplicaType::kChief, 0, BuildOptions{}),

@@ -54,9 +54,10 @@ TEST(TlsSecretBuilderTest, OneCertificatePerTaskNamedByItsServiceAndSignedByTheJ
   const std::string ca = Decoded(*secret, "ca.crt");
   EXPECT_TRUE(Verifies(ca, Decoded(*secret, "ps-1.crt")));
   EXPECT_TRUE(Verifies(ca, Decoded(*secret, "worker-0.crt")));
-  EXPECT_THAT(*SubjectAltNames(Decoded(*secret, "ps-1.crt")),
-              ElementsAre("DNS:dist-ps-1", "DNS:dist-ps-1.team", "DNS:dist-ps-1.team.svc",
-                          "DNS:dist-ps-1.team.svc.cluster.local"));
+  EXPECT_THAT(
+      *SubjectAltNames(Decoded(*secret, "ps-1.crt")),
+      ElementsAre("DNS:dist-ps-1", "DNS:dist-ps-1.dist", "DNS:dist-ps-1.dist.team",
+                  "DNS:dist-ps-1.dist.team.svc", "DNS:dist-ps-1.dist.team.svc.cluster.local"));
   EXPECT_NE(Decoded(*secret, "ps-1.key").find("PRIVATE KEY"), std::string::npos);
   EXPECT_EQ(absl::ToUnixSeconds(*NotAfter(Decoded(*secret, "ps-1.crt"))),
             absl::ToUnixSeconds(now + kTlsValidity));
@@ -72,6 +73,12 @@ TEST(TlsSecretBuilderTest, NamesFollowTheClusterDomainAndTfJobsMaster) {
   api::DistributedTraining job = TlsJob();
   BuildOptions options;
   options.cluster_domain = "corp.example";
+  EXPECT_THAT(
+      TaskNames(job, ReplicaType::kWorker, 1, options),
+      ElementsAre("dist-worker-1", "dist-worker-1.dist", "dist-worker-1.dist.team",
+                  "dist-worker-1.dist.team.svc", "dist-worker-1.dist.team.svc.corp.example"));
+  // One Service per replica (a TFJob's): the names TF_CONFIG then lists.
+  job.addressing = api::Addressing::kReplicaServices;
   EXPECT_THAT(TaskNames(job, ReplicaType::kWorker, 1, options),
               ElementsAre("dist-worker-1", "dist-worker-1.team", "dist-worker-1.team.svc",
                           "dist-worker-1.team.svc.corp.example"));
