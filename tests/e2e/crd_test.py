@@ -147,6 +147,9 @@ class CrdTest(unittest.TestCase):
              "spec.replicaSpecs.Worker.template.spec.containers"),
             ("contradicting restart policies", rp, "template.spec.restartPolicy contradicts",
              "contradicts spec.replicaSpecs.Worker.restartPolicy"),
+            # The name is the job's Service's (DNS-1035), not only a DNS subdomain as for any object.
+            ("name with a dot", job("team.mnist", Worker=2), "must be a DNS-1035 label", "metadata.name"),
+            ("name starting with a digit", job("1mnist", Worker=2), "must be a DNS-1035 label", "metadata.name"),
             ("name too long for the evaluator", job("a" * 52, Worker=1, Evaluator=1),
              "metadata.name is too long", "metadata.name"),
             ("name too long for eleven workers", job("a" * 54, Worker=11),
@@ -187,13 +190,14 @@ class CrdTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         items = json.loads(r.stdout)["items"]
         self.assertEqual([i["kind"] for i in items].count("Pod"), 7)
-        self.assertEqual([i["kind"] for i in items].count("Service"), 7)
+        self.assertEqual([i["kind"] for i in items].count("Service"), 1)  # the job's, headless
         self.assertEqual([i["kind"] for i in items].count("NetworkPolicy"), 1)
         for item in items:
             item["metadata"].pop("ownerReferences")  # render has no job uid to point at
         out = kubectl("apply", "--dry-run=server", "-f", "-", input=json.dumps(
             {"apiVersion": "v1", "kind": "List", "items": items}))
-        self.assertEqual(out.stdout.count("created (server dry run)"), 15, out.stdout)
+        self.assertEqual(out.stdout.count("created (server dry run)"), 9, out.stdout)
+        self.assertIn("service/render created (server dry run)", out.stdout)
         self.assertIn("networkpolicy.networking.k8s.io/render created (server dry run)", out.stdout)
 
 

@@ -96,6 +96,12 @@ INSTANTIATE_TEST_SUITE_P(
                return JobBuilder("a").Ps(1).Workers(2).Scheduling(p).Build();
              },
              "minAvailable: must be between 1 and the job's 3 replicas, got 9"},
+        Case{"NameWithADot", [] { return JobBuilder("team.mnist").Workers(2).Build(); },
+             "metadata.name: \"team.mnist\" must be a DNS-1035 label"},
+        Case{"NameStartingWithADigit", [] { return JobBuilder("1mnist").Workers(2).Build(); },
+             "must be a DNS-1035 label"},
+        Case{"NameEndingWithADash", [] { return JobBuilder("mnist-").Workers(2).Build(); },
+             "must be a DNS-1035 label"},
         Case{"NameTooLongForTheEvaluator",
              [] { return JobBuilder(std::string(52, 'a')).Workers(1).Evaluator().Build(); },
              "has 52 characters; this job allows at most 51"},
