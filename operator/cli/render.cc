@@ -108,7 +108,9 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
           << objects.status().message() << "\n";
       return kExitUsage;
     }
-    for (const std::string& w : objects->warnings) err << "render: warning: " << w << "\n";
+    for (const policy::BuildWarning& w : objects->warnings) {
+      err << "render: warning: " << w.message << "\n";
+    }
     if (objects->pod_group) items.push_back(*objects->pod_group);
     if (objects->network_policy) items.push_back(*objects->network_policy);
     if (objects->job_service) items.push_back(*objects->job_service);

@@ -188,10 +188,7 @@ bool JobReconciler::CreateMissing(Pass& p) {
   if (!created.empty()) {
     p.Note("SuccessfulCreatePod", absl::StrCat("created pod", created.size() > 1 ? "s " : " ",
                                                absl::StrJoin(created, ", ")));
-    for (const std::string& w : desired->warnings) {
-      if (w.find("TF_CONFIG") != std::string::npos) p.Warn("TFConfigReplaced", w);
-      if (w.find("hostname") != std::string::npos) p.Warn("HostnameReplaced", w);
-    }
+    for (const policy::BuildWarning& w : desired->warnings) p.Warn(w.reason, w.message);
   }
   if (first_failure) {
     ReportCreateFailures(p, *first_failure, permanent);

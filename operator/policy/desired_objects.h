@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "operator/api/types.h"
 #include "operator/policy/build_options.h"
+#include "operator/policy/pod_builder.h"
 
 namespace disttrain::policy {
 
@@ -30,7 +31,7 @@ struct DesiredObjects {
   std::optional<nlohmann::json> job_service;
   // In the order Chief, PS, Worker, Evaluator, then by index.
   std::vector<ReplicaObjects> replicas;
-  std::vector<std::string> warnings;
+  std::vector<BuildWarning> warnings;
 };
 
 // `job` must be defaulted and valid (api::ApplyDefaults, api::Validate).

@@ -107,8 +107,9 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
     if ((pod_spec.contains("hostname") && pod_spec["hostname"] != pod_name) ||
         (pod_spec.contains("subdomain") && pod_spec["subdomain"] != job.metadata.name)) {
       out.warnings.push_back(
-          absl::StrCat("pod ", pod_name, ": replaced the template's hostname and subdomain with ",
-                       pod_name, " and ", job.metadata.name, ", the names its peers resolve"));
+          {"HostnameReplaced",
+           absl::StrCat("pod ", pod_name, ": replaced the template's hostname and subdomain with ",
+                        pod_name, " and ", job.metadata.name, ", the names its peers resolve")});
     }
     pod_spec["hostname"] = pod_name;
     pod_spec["subdomain"] = job.metadata.name;
@@ -121,8 +122,9 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
     SetEnv(container, "TF_CONFIG", *tf, /*replace=*/true, &replaced);
     if (replaced) {
       out.warnings.push_back(
-          absl::StrCat("pod ", pod_name, ": replaced the TF_CONFIG set in container \"",
-                       container_name, "\" with the one the operator generates"));
+          {"TFConfigReplaced",
+           absl::StrCat("pod ", pod_name, ": replaced the TF_CONFIG set in container \"",
+                        container_name, "\" with the one the operator generates")});
     }
   }
   if (!RequestsGpu(container)) {

@@ -13,10 +13,16 @@
 
 namespace disttrain::policy {
 
+// Something of the user's template the operator replaced: the job's Warning event (its reason)
+// and render's warning line (its message).
+struct BuildWarning {
+  std::string reason;  // TFConfigReplaced, HostnameReplaced
+  std::string message;
+};
+
 struct BuiltPod {
   nlohmann::json pod;
-  // Things the user should hear about (e.g. a TF_CONFIG of theirs that was replaced).
-  std::vector<std::string> warnings;
+  std::vector<BuildWarning> warnings;
 };
 
 // Builds replica `index` of role `type`:

@@ -25,7 +25,7 @@ std::string Env(const json& pod, int c, const std::string& name) {
 }
 
 json Build(const api::DistributedTraining& job, ReplicaType type, int index,
-           std::vector<std::string>* warnings = nullptr) {
+           std::vector<BuildWarning>* warnings = nullptr) {
   absl::StatusOr<BuiltPod> built = BuildPod(job, type, index, BuildOptions{});
   EXPECT_TRUE(built.ok()) << built.status();
   if (warnings) *warnings = built->warnings;
@@ -100,7 +100,7 @@ TEST(PodBuilderTest, InjectsTfConfigIntoTheMainContainerOnly) {
 TEST(PodBuilderTest, ReplacesAUserTfConfigAndSaysSo) {
   json tmpl = json::parse(R"({"spec": {"containers": [{"name": "tensorflow", "image": "t",
       "env": [{"name": "A", "value": "1"}, {"name": "TF_CONFIG", "value": "{}"}, {"name": "B", "value": "2"}]}]}})");
-  std::vector<std::string> warnings;
+  std::vector<BuildWarning> warnings;
   json pod = Build(JobBuilder("d").Ps(1).Workers(1).Template(ReplicaType::kWorker, tmpl).Build(),
                    ReplicaType::kWorker, 0, &warnings);
   EXPECT_THAT(Env(pod, 0, "TF_CONFIG"), HasSubstr("\"cluster\""));
@@ -109,7 +109,9 @@ TEST(PodBuilderTest, ReplacesAUserTfConfigAndSaysSo) {
   EXPECT_EQ(pod["spec"]["containers"][0]["env"].size(),
             5u);  // A, TF_CONFIG, B, CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_THAT(warnings[0], HasSubstr("replaced the TF_CONFIG set in container \"tensorflow\""));
+  EXPECT_EQ(warnings[0].reason, "TFConfigReplaced");
+  EXPECT_THAT(warnings[0].message,
+              HasSubstr("replaced the TF_CONFIG set in container \"tensorflow\""));
 }
 
 TEST(PodBuilderTest, OneReplicaJobGetsNoTfConfig) {

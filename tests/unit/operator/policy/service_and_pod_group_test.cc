@@ -182,7 +182,9 @@ TEST(DesiredObjectsTest, ATemplatesOwnHostnameIsReplacedWithAWarning) {
   ASSERT_TRUE(objects.ok()) << objects.status();
   EXPECT_EQ(objects->replicas[1].pod["spec"]["hostname"], "d-worker-0");
   ASSERT_EQ(objects->warnings.size(), 1u);
-  EXPECT_THAT(objects->warnings[0], ::testing::HasSubstr("replaced the template's hostname"));
+  EXPECT_EQ(objects->warnings[0].reason, "HostnameReplaced");
+  EXPECT_THAT(objects->warnings[0].message,
+              ::testing::HasSubstr("replaced the template's hostname"));
 }
 
 }  // namespace
