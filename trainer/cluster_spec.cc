@@ -23,6 +23,16 @@ std::string ClusterSpec::TaskName() const {
                       task_index);
 }
 
+std::vector<std::string> ClusterSpec::ReplicaNames() const {
+  std::vector<std::string> names;
+  for (int i = 0; i < num_replicas(); ++i) {
+    names.push_back(has_chief_task && i == 0
+                        ? std::string("chief-0")
+                        : absl::StrCat("worker-", i - (has_chief_task ? 1 : 0)));
+  }
+  return names;
+}
+
 absl::StatusOr<ClusterSpec> MakeClusterSpec(const TfConfig& config) {
   ClusterSpec spec;
   auto role_hosts = [&](const char* r) -> std::vector<std::string> {

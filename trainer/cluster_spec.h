@@ -27,6 +27,9 @@ struct ClusterSpec {
   // "chief-0", "worker-2", "ps-1", "evaluator-0".
   std::string TaskName() const;
   int num_replicas() const { return static_cast<int>(replicas.size()); }
+  // The task names of the training replicas, in `replicas` order: "chief-0" (when the cluster
+  // has a chief task), then "worker-0", "worker-1", ...
+  std::vector<std::string> ReplicaNames() const;
 };
 
 // The chief is the "chief" task, or worker 0 when there is none. InvalidArgument when the

@@ -41,7 +41,8 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
          "sagn, tau of aeasgd and aeamsgd (ignored by the other schemes).");
   f->Double("elastic-alpha", &o->elastic_alpha,
             "aeasgd/aeamsgd: the moving rate alpha; negative means 5 x --learning-rate (rho = 5, "
-            "as the EASGD paper), at most 0.9 / training replicas.");
+            "as the EASGD paper), at most 0.9 / training replicas (the live ones, as workers "
+            "join and leave).");
   f->Double("momentum", &o->momentum, "aeamsgd: the Nesterov momentum delta of the local steps.");
   f->Double("adagrad-initial-accumulator", &o->adagrad_initial_accumulator,
             "downpour: the starting value of the Adagrad accumulators (workers' and servers').");
@@ -82,10 +83,15 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->Int("seed", &o->seed, "Seed of the initial values and of each replica's data order.");
   f->Int("replicas-to-aggregate", &o->replicas_to_aggregate,
          "sync: gradients averaged per step; fewer than the replicas makes the rest backup workers "
-         "(0: all).");
+         "(0: one per live replica, as workers join and leave).");
   f->Int("log-every", &o->log_every, "Steps between step events on stdout.");
   f->Int("retry-seconds", &o->retry_seconds,
          "How long parameter servers may be unreachable before exiting 138.");
+  f->Int("replica-timeout-seconds", &o->replica_timeout_seconds,
+         "ps: a training replica that made no call for this long while others did counts as "
+         "gone, and synchronous "
+         "steps stop waiting for its gradient (a replica stopped with SIGTERM says so at once); "
+         "it counts again from its next push. 0: only when it says so.");
   f->Int("eval-examples", &o->eval_examples, "Test examples the evaluator uses.");
   f->Int("ps-connections", &o->ps_connections,
          "Connections from every worker to every parameter server (the servers hold their shards "
@@ -165,6 +171,7 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
     return bad(absl::StrCat("--eval-source must be ps or model-dir, got \"", o.eval_source, "\""));
   if (o.learning_rate <= 0) return bad("--learning-rate must be positive");
   if (o.final_snapshot_seconds < 0) return bad("--final-snapshot-seconds must not be negative");
+  if (o.replica_timeout_seconds < 0) return bad("--replica-timeout-seconds must not be negative");
   if (o.batch_size < 1) return bad("--batch-size must be at least 1");
   if (o.steps < 1) return bad("--steps must be at least 1");
   if (o.checkpoint_steps < 1) return bad("--checkpoint-steps must be at least 1");
@@ -192,15 +199,14 @@ absl::StatusOr<SchemeConfig> MakeSchemeConfig(const TrainerOptions& o, int num_r
   c.scheme = *scheme;
   c.learning_rate = static_cast<float>(o.learning_rate);
   c.local_steps = HasLocalSteps(c.scheme) ? static_cast<int>(o.local_steps) : 1;
-  // The paper's α = ηρ with ρ = 5, kept under 0.9 / p so p workers' pulls on the center stay
-  // stable (its condition β = pα < 1).
-  c.elastic_alpha = static_cast<float>(
-      o.elastic_alpha >= 0 ? o.elastic_alpha
-                           : std::min(5 * o.learning_rate, 0.9 / std::max(1, num_replicas)));
+  c.elastic_alpha = o.elastic_alpha >= 0 ? static_cast<float>(o.elastic_alpha)
+                                         : DefaultElasticAlpha(o.learning_rate, num_replicas);
+  c.elastic_alpha_follows = o.elastic_alpha < 0;
   c.momentum = c.scheme == Scheme::kAeamsgd ? static_cast<float>(o.momentum) : 0.0f;
   c.adagrad_initial_accumulator = static_cast<float>(o.adagrad_initial_accumulator);
   c.replicas_to_aggregate =
       o.replicas_to_aggregate > 0 ? static_cast<int>(o.replicas_to_aggregate) : num_replicas;
+  c.aggregate_every_replica = o.replicas_to_aggregate == 0;
   if (IsSynchronous(c.scheme) && c.replicas_to_aggregate > num_replicas) {
     return absl::InvalidArgumentError(
         absl::StrCat("--replicas-to-aggregate ", c.replicas_to_aggregate,

@@ -36,6 +36,8 @@ struct TrainerOptions {
   int64_t replicas_to_aggregate = 0;  // sync: 0 means every training replica
   int64_t log_every = 50;
   int64_t retry_seconds = 60;  // how long peers may be unreachable before exiting 138
+  // ps: a training replica silent this long no longer counts live (0: only when it leaves)
+  int64_t replica_timeout_seconds = 60;
   int64_t eval_examples = 10000;
   int64_t ps_push_buffers = 1;  // ps: pushes received at once per partition (each held whole)
   int64_t ps_connections = 4;   // partitions per ps = connections from each worker to each ps

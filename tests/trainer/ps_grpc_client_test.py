@@ -225,13 +225,27 @@ class PsGrpcClientTest(unittest.TestCase):
         self.assertEqual(self.push(ps, self.push_messages())[1].global_step, 1)
 
     def test_a_torn_push_does_not_count_as_a_replica_in_sync_mode(self):
+        # The replicas name themselves as the trainer does (its task name): the server counts
+        # TF_CONFIG's worker-0 and worker-1, and would count any other name as a worker scaled in.
         ps = self.start(mode="sync", replicas=2)
         with self.assertRaises(grpc.RpcError):
-            self.push(ps, self.push_messages("a")[:2])
-        self.push(ps, self.push_messages("b"))
+            self.push(ps, self.push_messages("worker-0")[:2])
+        self.push(ps, self.push_messages("worker-1"))
         self.assert_unchanged(ps)  # one complete gradient of the two the step needs
-        self.push(ps, self.push_messages("a"))
+        self.push(ps, self.push_messages("worker-0"))
         self.assertEqual(self.pull(ps)[1], 1)
+
+    def test_a_replica_leaving_completes_the_step_the_others_pushed_for(self):
+        # A worker scaled down says so (issue #37): the step no longer waits for its gradient.
+        ps = self.start(mode="sync", replicas=3)
+        self.push(ps, self.push_messages("worker-0"))
+        self.push(ps, self.push_messages("worker-1"))
+        self.assert_unchanged(ps)  # worker-2's gradient is missing
+        left = ps.stub.Leave(pb.LeaveRequest(worker="worker-2"), timeout=10)
+        self.assertEqual(left.live_replicas, 2)
+        self.assertEqual(self.pull(ps)[1], 1)
+        again = ps.stub.Leave(pb.LeaveRequest(worker="worker-2"), timeout=10)
+        self.assertEqual(again.live_replicas, 2, "leaving twice changes nothing")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,14 @@ TrainerMetrics::TrainerMetrics() {
                 "Pushes this parameter server began to receive and refused, nothing of them "
                 "applied: cancelled or torn by the client, or malformed (by gRPC code).",
                 {"code"});
+  ps_live_replicas =
+      r.Gauge("disttrain_ps_live_replicas",
+              "Training replicas (chief and workers) this parameter server counts live: joined "
+              "with a push, not left, not silent past --replica-timeout-seconds.");
+  ps_replicas_to_aggregate =
+      r.Gauge("disttrain_ps_replicas_to_aggregate",
+              "Synchronous training: the gradients the next step averages (follows the live "
+              "replicas).");
   eval_accuracy =
       r.Gauge("disttrain_evaluator_accuracy", "Test accuracy of the last checkpoint evaluated.");
   eval_loss = r.Gauge("disttrain_evaluator_loss", "Test loss of the last checkpoint evaluated.");

@@ -32,9 +32,11 @@ struct TrainerMetrics {
   MetricFamily* checkpoint_age_seconds;  // refreshed at every scrape
   std::atomic<double> last_checkpoint_unix{0};
   // Parameter servers.
-  MetricFamily* ps_applied;  // complete pushes applied
-  MetricFamily* ps_dropped;  // complete pushes dropped as stale (sync)
-  MetricFamily* ps_refused;  // {code}: pushes received in part and refused (nothing applied)
+  MetricFamily* ps_applied;        // complete pushes applied
+  MetricFamily* ps_dropped;        // complete pushes dropped as stale (sync)
+  MetricFamily* ps_refused;        // {code}: pushes received in part and refused (nothing applied)
+  MetricFamily* ps_live_replicas;  // training replicas counted live (membership.h)
+  MetricFamily* ps_replicas_to_aggregate;  // sync: gradients the next step averages
   // Evaluator.
   MetricFamily* eval_accuracy;
   MetricFamily* eval_loss;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
+#include "trainer/metrics/trainer_metrics.h"
 #include "trainer/ps/push_pull_reactor.h"
 #include "trainer/ps/shard_receiver.h"
 
@@ -21,11 +22,16 @@ ParameterServer::ParameterServer(const std::function<std::unique_ptr<UpdateRule>
     stores_.resize(rules_.size());
   }
   ticker_ = std::thread([this] {
-    while (!stop_) {
+    for (int64_t tick = 1; !stop_; ++tick) {
       absl::SleepFor(absl::Milliseconds(10));
       for (int i = 0; i < this->partitions(); ++i) {
         if (std::shared_ptr<ShardStore> s = store(i)) s->ExpireWaiters(absl::Now());
       }
+      if (tick % 10 != 0) continue;
+      absl::MutexLock lock(&members_mu_);
+      if (!members_.has_value()) continue;
+      for (const std::string& gone : members_->Expire(absl::Now()))
+        ReplicasChanged("a training replica went silent; no longer waiting for it", gone);
     }
   });
 }
@@ -93,8 +99,10 @@ grpc::Status ParameterServer::Init(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
-grpc::Status ParameterServer::Describe(grpc::ServerContext*, const v1::DescribeRequest*,
+grpc::Status ParameterServer::Describe(grpc::ServerContext*, const v1::DescribeRequest* request,
                                        v1::DescribeResponse* response) {
+  // A replica waiting for the servers to be initialised or restored is still there.
+  if (!request->worker().empty()) Seen(request->worker(), /*push=*/false);
   response->set_incarnation(incarnation_);
   response->set_partitions(partitions());
   bool initialized = true;
@@ -151,6 +159,53 @@ grpc::Status ParameterServer::GetSnapshot(grpc::ServerContext*,
     return grpc::Status(grpc::StatusCode::CANCELLED, "the evaluator went away");
   snapshot_.Delivered(s->global_step);
   return grpc::Status::OK;
+}
+
+void ParameterServer::FollowReplicas(const std::vector<std::string>& initial,
+                                     absl::Duration timeout) {
+  absl::MutexLock lock(&members_mu_);
+  members_.emplace(initial, timeout);
+  live_ = members_->live();
+  for (int i = 0; i < partitions(); ++i) rules_[i]->SetLiveReplicas(members_->live(), nullptr);
+  Metrics().ps_live_replicas->Set({}, members_->live());
+  Metrics().ps_replicas_to_aggregate->Set({}, rules_[0]->quorum());
+}
+
+void ParameterServer::Seen(const std::string& replica, bool push) {
+  absl::MutexLock lock(&members_mu_);
+  if (members_.has_value() && members_->Seen(replica, push))
+    ReplicasChanged("a training replica joined", replica);
+}
+
+int ParameterServer::live_replicas() const { return live_.load(); }
+
+grpc::Status ParameterServer::Leave(grpc::ServerContext*, const v1::LeaveRequest* request,
+                                    v1::LeaveResponse* response) {
+  absl::MutexLock lock(&members_mu_);
+  if (!members_.has_value()) return grpc::Status::OK;
+  if (members_->Leave(request->worker()))
+    ReplicasChanged("a training replica left", request->worker());
+  response->set_live_replicas(members_->live());
+  return grpc::Status::OK;
+}
+
+void ParameterServer::ReplicasChanged(absl::string_view why, const std::string& replica) {
+  const int live = members_->live();
+  live_ = live;
+  for (int i = 0; i < partitions(); ++i) {
+    std::shared_ptr<ShardStore> s = store(i);
+    rules_[i]->SetLiveReplicas(live, s.get());
+  }
+  const int quorum = rules_[0]->quorum();
+  Metrics().ps_live_replicas->Set({}, live);
+  Metrics().ps_replicas_to_aggregate->Set({}, quorum);
+  if (quorum > 0) {
+    LogInfo(why, {{"replica", replica},
+                  {"live_replicas", absl::StrCat(live)},
+                  {"replicas_to_aggregate", absl::StrCat(quorum)}});
+  } else {
+    LogInfo(why, {{"replica", replica}, {"live_replicas", absl::StrCat(live)}});
+  }
 }
 
 }  // namespace disttrain::trainer

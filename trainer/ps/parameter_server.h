@@ -11,14 +11,17 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "disttrain/trainer/v1/parameter_server.grpc.pb.h"
 #include "trainer/checkpoint/snapshot.h"
+#include "trainer/ps/membership.h"
 #include "trainer/ps/partitions.h"
 #include "trainer/ps/shard_store.h"
 #include "trainer/ps/update_rule.h"
@@ -51,6 +54,13 @@ class ParameterServer final
                            v1::PutSnapshotResponse* response) override;
   grpc::Status GetSnapshot(grpc::ServerContext* ctx, const v1::GetSnapshotRequest* request,
                            grpc::ServerWriter<v1::SnapshotPart>* writer) override;
+  grpc::Status Leave(grpc::ServerContext* ctx, const v1::LeaveRequest* request,
+                     v1::LeaveResponse* response) override;
+
+  // Counts the training replicas live (trainer/ps/membership.h), starting from `initial`, and
+  // tells every partition's rule when their number changes. Call before serving; without it the
+  // rules keep their configured counts.
+  void FollowReplicas(const std::vector<std::string>& initial, absl::Duration timeout);
 
   // Answers every waiting pull now; call before grpc::Server::Shutdown.
   void Close();
@@ -64,6 +74,9 @@ class ParameterServer final
   void Observe(CallEvent event) override {
     observed_[static_cast<int>(event)].fetch_add(1, std::memory_order_relaxed);
   }
+  void Seen(const std::string& replica, bool push) override;
+  // The training replicas counted live; -1 without FollowReplicas.
+  int live_replicas() const override;
   // How often PushPull calls reported `event` since the start (tests).
   int64_t observed(CallEvent event) const { return observed_[static_cast<int>(event)].load(); }
 
@@ -76,7 +89,16 @@ class ParameterServer final
   SnapshotSlot snapshot_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> observed_[2] = {};
-  std::thread ticker_;  // expires the deadlines of waiting pulls
+  // Lock order: members_mu_, then a rule's own lock (its step may run waiting pulls' replies).
+  mutable absl::Mutex members_mu_;
+  std::optional<Membership> members_ ABSL_GUARDED_BY(members_mu_);
+  // members_->live(), or -1: read without members_mu_ by replies, which a rule's step may run
+  // while members_mu_ is held.
+  std::atomic<int> live_{-1};
+  // Tells every rule the live count; `why` and `replica` for the log.
+  void ReplicasChanged(absl::string_view why, const std::string& replica)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(members_mu_);
+  std::thread ticker_;  // expires the deadlines of waiting pulls and silent replicas
 };
 
 }  // namespace disttrain::trainer

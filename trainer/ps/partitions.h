@@ -28,6 +28,10 @@ class Partitions {
     kEnded,      // the call ended (its reactor's OnDone)
   };
   virtual void Observe(CallEvent event) = 0;
+  // A call from training replica `replica` (its header's worker); `push`: with a gradient.
+  virtual void Seen(const std::string& replica, bool push) = 0;
+  // The training replicas counted live; -1 when the server does not count them.
+  virtual int live_replicas() const = 0;
 };
 
 }  // namespace disttrain::trainer

@@ -21,6 +21,9 @@ int RunParameterServer(const ClusterSpec& spec, const TrainerOptions& o,
   const SchemeConfig config = *scheme;
   ParameterServer service([&config] { return MakeUpdateRule(config); },
                           static_cast<int>(o.ps_push_buffers), static_cast<int>(o.ps_connections));
+  service.FollowReplicas(spec.ReplicaNames(), o.replica_timeout_seconds > 0
+                                                  ? absl::Seconds(o.replica_timeout_seconds)
+                                                  : absl::InfiniteDuration());
   const std::string port = spec.own_address.substr(spec.own_address.rfind(':') + 1);
   grpc::ServerBuilder builder;
   int bound = 0;

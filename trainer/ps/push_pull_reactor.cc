@@ -44,6 +44,7 @@ void PushPullReactor::OnHeader(bool ok) {
   store_ = server_->store(header_.partition());
   if (store_ == nullptr)
     return Fail(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "not initialized"));
+  server_->Seen(header_.worker(), header_.push());
   if (!header_.push()) return WaitAndReply();
   // Asynchronous and asked for: the variables go out while the gradient comes in.
   early_ = header_.pull_early() && !rule_->consistent_pulls();
@@ -125,6 +126,7 @@ void PushPullReactor::Reply() {
   }
   status->set_dropped(dropped_);
   status->set_incarnation(server_->incarnation());
+  status->set_live_replicas(std::max(0, server_->live_replicas()));
   out_ = wire::EncodeField1(*status);
   StartWrite(&out_);
 }

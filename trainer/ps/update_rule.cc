@@ -8,7 +8,7 @@ std::unique_ptr<UpdateRule> MakeUpdateRule(const SchemeConfig& c) {
       return MakeAdagrad(c.learning_rate, c.adagrad_initial_accumulator);
     case Scheme::kSync:
     case Scheme::kSagn:
-      return MakeSyncSgd(c.learning_rate, c.replicas_to_aggregate);
+      return MakeSyncSgd(c.learning_rate, c.replicas_to_aggregate, c.aggregate_every_replica);
     case Scheme::kDynSgd:
       return MakeDynSgd(c.learning_rate);
     case Scheme::kAeasgd:

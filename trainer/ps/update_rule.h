@@ -33,6 +33,12 @@ class UpdateRule {
   // True when a pull must see one step's values (synchronous training); otherwise each block is
   // read as it is when sent (Hogwild).
   virtual bool consistent_pulls() const { return false; }
+  // The server's live training replicas changed (trainer/ps/membership.h): synchronous rules
+  // aggregate accordingly, and apply a step that already has enough gradients. `store` may be
+  // null (not initialised yet).
+  virtual void SetLiveReplicas(int live, ShardStore* store) {}
+  // The gradients the next synchronous step averages (0: the rule does not aggregate).
+  virtual int quorum() const { return 0; }
 };
 
 // The server rule of `config`'s scheme.
@@ -42,8 +48,10 @@ std::unique_ptr<UpdateRule> MakeUpdateRule(const SchemeConfig& config);
 std::unique_ptr<UpdateRule> MakeAsyncSgd(float learning_rate);
 // acc <- acc + push^2; theta <- theta - lr * push / sqrt(acc), acc starting at `initial`.
 std::unique_ptr<UpdateRule> MakeAdagrad(float learning_rate, float initial_accumulator);
-// The average of `replicas_to_aggregate` pushes of the current step, applied as one step.
-std::unique_ptr<UpdateRule> MakeSyncSgd(float learning_rate, int replicas_to_aggregate);
+// The average of `replicas_to_aggregate` pushes of the current step, applied as one step. After
+// SetLiveReplicas(n): Quorum(n, replicas_to_aggregate, every_replica) pushes.
+std::unique_ptr<UpdateRule> MakeSyncSgd(float learning_rate, int replicas_to_aggregate,
+                                        bool every_replica = false);
 // theta <- theta - lr / (staleness + 1) * push, staleness = global step - the push's step.
 std::unique_ptr<UpdateRule> MakeDynSgd(float learning_rate);
 // theta <- theta + push (the push is the elastic difference alpha * (x_worker - theta)).

@@ -1,5 +1,6 @@
 #include "trainer/schemes/scheme.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -41,6 +42,10 @@ const char* SchemeName(Scheme scheme) {
     if (s == scheme) return name;
   }
   return "unknown";
+}
+
+float DefaultElasticAlpha(double learning_rate, int replicas) {
+  return static_cast<float>(std::min(5 * learning_rate, 0.9 / std::max(1, replicas)));
 }
 
 bool IsSynchronous(Scheme scheme) { return scheme == Scheme::kSync || scheme == Scheme::kSagn; }

@@ -31,9 +31,13 @@ struct SchemeConfig {
   float learning_rate = 0.1f;  // η
   int local_steps = 1;         // λ (DOWNPOUR, AGN, SAGN) or τ (EASGD); 1 for the others
   float elastic_alpha = 0;     // α of EASGD
-  float momentum = 0;          // δ of EAMSGD
+  // α was not given: it follows the live replicas, DefaultElasticAlpha(η, replicas).
+  bool elastic_alpha_follows = false;
+  float momentum = 0;  // δ of EAMSGD
   float adagrad_initial_accumulator = 0.1f;
   int replicas_to_aggregate = 1;  // sync, sagn
+  // sync, sagn: --replicas-to-aggregate 0, one gradient per live replica as workers come and go.
+  bool aggregate_every_replica = false;
   // sync: worker i's gradients count with rate worker_learning_rates[i] (by replica rank);
   // empty: every worker uses η.
   std::vector<float> worker_learning_rates;
@@ -47,6 +51,9 @@ const char* SchemeName(Scheme scheme);
 bool IsSynchronous(Scheme scheme);
 // Schemes whose worker runs several local steps per exchange (--local-steps applies).
 bool HasLocalSteps(Scheme scheme);
+// The paper's α = ηρ with ρ = 5, kept under 0.9 / p so p workers' pulls on the center stay
+// stable (its condition β = pα < 1).
+float DefaultElasticAlpha(double learning_rate, int replicas);
 // Every --mode value, for messages and help.
 const char* SchemeNames();
 

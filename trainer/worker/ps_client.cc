@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/wire/chunks.h"
 #include "trainer/wire/transport_security.h"
@@ -113,10 +114,11 @@ absl::StatusOr<std::vector<PsState>> PsClient::DescribeAll() {
   absl::Status s = ForEachPs(num_ps(), [&](int i) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::DescribeRequest req;
+    req.set_worker(worker_);
     v1::DescribeResponse resp;
-    absl::Status st =
-        FromGrpc(stubs_[i * connections_]->Describe(&ctx, v1::DescribeRequest(), &resp),
-                 absl::StrCat("describe ps ", i, " at ", addresses_[i]));
+    absl::Status st = FromGrpc(stubs_[i * connections_]->Describe(&ctx, req, &resp),
+                               absl::StrCat("describe ps ", i, " at ", addresses_[i]));
     if (st.ok() && resp.partitions() != connections_) {
       return absl::InvalidArgumentError(absl::StrCat(
           "ps ", i, " at ", addresses_[i], " has ", resp.partitions(),
@@ -128,6 +130,18 @@ absl::StatusOr<std::vector<PsState>> PsClient::DescribeAll() {
   });
   if (!s.ok()) return s;
   return out;
+}
+
+absl::Status PsClient::LeaveAll(absl::Duration deadline) {
+  return ForEachPs(num_ps(), [&](int i) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    v1::LeaveRequest req;
+    req.set_worker(worker_);
+    v1::LeaveResponse resp;
+    return FromGrpc(stubs_[i * connections_]->Leave(&ctx, req, &resp),
+                    absl::StrCat("leave ps ", i, " at ", addresses_[i]));
+  });
 }
 
 absl::Status PsClient::InitAll(const Params& params, int64_t global_step) {
@@ -212,6 +226,7 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPullOnce(const Params* grads,
   StepResult r;
   r.global_step = calls[0]->status().global_step();  // partition 0 of server 0 always holds shards
   r.dropped = calls[0]->status().dropped();
+  r.live_replicas = calls[0]->status().live_replicas();
   for (const auto& c : calls) {
     if (c) r.incarnations.push_back(c->status().incarnation());
   }

@@ -52,6 +52,7 @@ class PsClient {
     int64_t global_step = 0;                // of the pulled values (server 0's)
     bool dropped = false;                   // server 0 dropped the push as stale (synchronous mode)
     std::vector<std::string> incarnations;  // by server and partition
+    int live_replicas = 0;                  // server 0's count (0: it does not count)
   };
   struct StepOptions {
     int64_t step = 0;      // the step `grads` was computed at
@@ -64,6 +65,9 @@ class PsClient {
                                       Params* params);
   // Reads every variable.
   absl::StatusOr<int64_t> PullAll(Params* params);
+  // Tells every server this replica leaves the job (synchronous steps stop waiting for it),
+  // waiting at most `deadline` for each.
+  absl::Status LeaveAll(absl::Duration deadline);
 
  private:
   absl::StatusOr<StepResult> PushPullOnce(const Params* grads, const StepOptions& options,

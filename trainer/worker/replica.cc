@@ -312,6 +312,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
       continue;
     }
     Recovered();
+    if (r->live_replicas > 0) scheme_->SetLiveReplicas(r->live_replicas);
     if (pushed && sync_) want = r->dropped ? r->global_step : grad_step + 1;
     // A server restarted since the last step: the chief restored every server from a checkpoint,
     // so resume at the restored step; waiting for the step after this replica's last push would
@@ -345,6 +346,13 @@ int Replica::Run(const std::atomic<bool>& stop) {
   }
   if (stop) {
     LogInfo("stopping on SIGTERM", {{"task", spec_.TaskName()}});
+    // Scaled down (or the job stops): synchronous servers stop waiting for this replica's
+    // gradients now rather than after --replica-timeout-seconds of silence.
+    if (ready) {
+      if (absl::Status s = client_.LeaveAll(absl::Seconds(2)); !s.ok())
+        LogWarning("could not tell every parameter server this replica leaves",
+                   {{"error", s.ToString()}});
+    }
     if (chief_) CheckpointBeforeStopping();
     return 143;  // 128 + SIGTERM, as a process killed by it reports
   }

@@ -11,7 +11,11 @@ namespace {
 class Elastic : public WorkerScheme {
  public:
   explicit Elastic(const SchemeConfig& c)
-      : lr_(c.learning_rate), tau_(c.local_steps), alpha_(c.elastic_alpha), delta_(c.momentum) {}
+      : lr_(c.learning_rate),
+        tau_(c.local_steps),
+        alpha_(c.elastic_alpha),
+        delta_(c.momentum),
+        alpha_follows_(c.elastic_alpha_follows) {}
 
   float Round(const Params& pulled, const GradientFn& gradient, Params* commit) override {
     if (x_.empty()) {
@@ -48,12 +52,17 @@ class Elastic : public WorkerScheme {
   }
   int local_steps() const override { return tau_; }
   void Reset() override { x_.clear(); }
+  // Workers scaled in: p α stays under 1 for the p replicas now pulling on the center.
+  void SetLiveReplicas(int live) override {
+    if (alpha_follows_) alpha_ = DefaultElasticAlpha(lr_, live);
+  }
 
  private:
   const float lr_;
   const int tau_;
-  const float alpha_;
+  float alpha_;
   const float delta_;
+  const bool alpha_follows_;
   Params x_, v_, look_, g_;
 };
 

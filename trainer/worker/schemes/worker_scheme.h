@@ -28,6 +28,8 @@ class WorkerScheme {
   // Drops the replica's own state (local variables, accumulators): the servers were restored
   // from a checkpoint.
   virtual void Reset() {}
+  // The training replicas the servers count live now (workers scaled in or out).
+  virtual void SetLiveReplicas(int live) {}
 };
 
 // `replica_rank`: this replica's rank (chief first), for per-worker learning rates.

@@ -450,5 +450,51 @@ TEST(SnapshotReaderTest, RejectsChunksOutOfOrderAndIncompleteSnapshots) {
   EXPECT_FALSE(wrong_offset.Add(parts[1]).ok());
 }
 
+TEST_F(ParameterServerTest, SyncStepsFollowTheReplicasThatJoinAndLeave) {  // #37
+  Start(MakeSyncSgd(0.5f, 2, /*every_replica=*/true));
+  service_->FollowReplicas({"chief-0", "worker-0"}, absl::InfiniteDuration());
+  v1::PushPullStatus waited;  // chief-0 pushes, then waits for step 1 as a sync replica does
+  std::thread chief([&] { EXPECT_TRUE(Push("chief-0", 0, kAsIs, 0, &waited, 1, 20'000).ok()); });
+  ASSERT_TRUE(Eventually([&] { return service_->store(0)->waiting_pulls() == 1; }));
+  ASSERT_TRUE(Push("worker-1", 0, kAsIs).ok()) << "a worker scaled in";
+  EXPECT_EQ(service_->live_replicas(), 3);
+  grpc::ClientContext ctx;
+  v1::LeaveRequest leave;
+  leave.set_worker("worker-0");
+  v1::LeaveResponse left;
+  ASSERT_TRUE(stub_->Leave(&ctx, leave, &left).ok());
+  EXPECT_EQ(left.live_replicas(), 2);
+  chief.join();
+  EXPECT_EQ(waited.global_step(), 1) << "the leave completed the step the chief waited for";
+  EXPECT_EQ(waited.live_replicas(), 2);
+  EXPECT_EQ(Pull().first["w/0"][9], big_[9] - 0.5f) << "chief-0's and worker-1's average";
+}
+
+TEST_F(ParameterServerTest, AReplicaSilentWhileAnotherCallsStopsCountingAfterTheTimeout) {
+  Start(MakeSyncSgd(0.5f, 2, /*every_replica=*/true));
+  service_->FollowReplicas({"chief-0", "worker-0"}, absl::Milliseconds(300));
+  ASSERT_TRUE(Push("chief-0", 0, kAsIs).ok());
+  // chief-0 keeps calling (Describe, as a replica waiting for the servers); worker-0 never does.
+  EXPECT_TRUE(Eventually([&] {
+    grpc::ClientContext ctx;
+    v1::DescribeRequest req;
+    req.set_worker("chief-0");
+    v1::DescribeResponse resp;
+    EXPECT_TRUE(stub_->Describe(&ctx, req, &resp).ok());
+    return service_->store(0)->global_step() == 1;
+  })) << "worker-0's silence passed the timeout: the step went on without it";
+  EXPECT_EQ(service_->live_replicas(), 1);
+}
+
+TEST_F(ParameterServerTest, NobodyStopsCountingWhileEveryReplicaIsSilent) {
+  Start(MakeSyncSgd(0.5f, 2, /*every_replica=*/true));
+  service_->FollowReplicas({"chief-0", "worker-0"}, absl::Milliseconds(300));
+  ASSERT_TRUE(Push("chief-0", 0, kAsIs).ok());
+  // The whole job pauses (all wait for a restarted server): 15 expiry passes find nobody heard.
+  absl::SleepFor(absl::Milliseconds(1500));
+  EXPECT_EQ(service_->live_replicas(), 2);
+  EXPECT_EQ(service_->store(0)->global_step(), 0) << "the step still waits for worker-0";
+}
+
 }  // namespace
 }  // namespace disttrain::trainer

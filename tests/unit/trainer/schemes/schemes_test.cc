@@ -174,6 +174,28 @@ TEST(WorkerSchemeTest, ElasticPushesAlphaTimesTheDistanceAndMovesTheWorkerBack) 
   EXPECT_THAT(commit[0], ElementsAre(0.0f, 0.0f)) << "x equals the center: no elastic force";
 }
 
+TEST(WorkerSchemeTest, ElasticAlphaFollowsTheLiveReplicasUnlessGiven) {
+  // Workers scaled in (issue #37): p alpha stays under 1 for the replicas pulling on the center.
+  Toy toy;
+  Params commit;
+  SchemeConfig c = Config(Scheme::kAeasgd, 1);
+  c.learning_rate = 0.25f;
+  c.elastic_alpha = DefaultElasticAlpha(0.25, 1);  // min(5 * 0.25, 0.9 / 1) = 0.9
+  c.elastic_alpha_follows = true;
+  auto scheme = MakeElasticScheme(c);
+  scheme->Round({{0, 0}}, toy.Fn(), &commit);  // x = (0.25, -0.5)
+  scheme->SetLiveReplicas(3);                  // alpha = 0.3
+  scheme->Round({{1, 1}}, toy.Fn(), &commit);
+  EXPECT_THAT(commit[0], ElementsAre(0.3f * (0.25f - 1), 0.3f * (-0.5f - 1)));
+  c.elastic_alpha_follows = false;  // --elastic-alpha 0.9 given: kept
+  auto given = MakeElasticScheme(c);
+  Toy fresh;
+  given->Round({{0, 0}}, fresh.Fn(), &commit);
+  given->SetLiveReplicas(3);
+  given->Round({{1, 1}}, fresh.Fn(), &commit);
+  EXPECT_THAT(commit[0], ElementsAre(0.9f * (0.25f - 1), 0.9f * (-0.5f - 1)));
+}
+
 TEST(WorkerSchemeTest, EamsgdTakesNesterovStepsAtTheLookAheadPoint) {
   Toy toy;
   Params commit;
