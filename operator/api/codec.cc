@@ -148,6 +148,14 @@ absl::Status DecodeSpec(const json& j, JobSpec* spec) {
     }
     f.Merge(n.status());
   }
+  if (const json* ep = f.Find("elasticPolicy")) {
+    Fields e(*ep, "spec.elasticPolicy");
+    ElasticPolicy policy;
+    e.ReadInt("minReplicas", &policy.min_replicas);
+    e.ReadInt("maxReplicas", &policy.max_replicas);
+    f.Merge(e.status());
+    spec->elastic_policy = policy;
+  }
   if (const json* tls = f.Find("tls")) {
     Fields t(*tls, "spec.tls");
     t.ReadBool("enabled", &spec->tls.enabled);

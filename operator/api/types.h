@@ -120,8 +120,17 @@ inline constexpr int kMaxTlsTasks = 500;
 // spec.managedBy: unset or this value means this operator reconciles the job.
 inline constexpr char kManagedByOperator[] = "disttrain.io/operator";
 
+// The bounds of the Worker count (the scale subresource and HorizontalPodAutoscalers move it
+// within them); the job counts as running, and is gang scheduled, with minReplicas workers.
+struct ElasticPolicy {
+  int32_t min_replicas = 1;
+  int32_t max_replicas = 1;
+  bool operator==(const ElasticPolicy&) const = default;
+};
+
 struct JobSpec {
   std::map<ReplicaType, ReplicaSpec> replica_specs;
+  std::optional<ElasticPolicy> elastic_policy;
   // A TFJob's chief given as "Master" (TFJob's legacy name): its pods, Services, labels, TF_CONFIG
   // task type and status key say master, as under the training-operator; it is the chief in all
   // else.

@@ -107,6 +107,17 @@ absl::Status Validate(const DistributedTraining& job) {
     }
   }
 
+  if (const std::optional<ElasticPolicy>& ep = spec.elastic_policy) {
+    if (!spec.replica_specs.contains(ReplicaType::kWorker)) {
+      errors.push_back("spec.elasticPolicy: the job has no Worker role to scale");
+    } else if (ep->min_replicas < 0 || ep->max_replicas < ep->min_replicas ||
+               workers < ep->min_replicas || workers > ep->max_replicas) {
+      errors.push_back(absl::StrCat(
+          "spec.elasticPolicy: needs 0 <= minReplicas <= Worker replicas <= maxReplicas, got ",
+          ep->min_replicas, " <= ", workers, " <= ", ep->max_replicas));
+    }
+  }
+
   if (spec.tls.enabled) {
     int32_t tasks = 0;
     for (const auto& [type, replica] : spec.replica_specs) tasks += std::max(0, replica.replicas);

@@ -1,5 +1,6 @@
 #include "operator/policy/pod_group_builder.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -45,8 +46,15 @@ absl::StatusOr<std::optional<json>> BuildPodGroup(const api::DistributedTraining
   const auto& sp = job.spec.run_policy.scheduling_policy;
   if (!sp) return std::optional<json>();
 
+  // The pods the gang needs: all, or with an elasticPolicy only minReplicas of the workers (the
+  // others are scheduled as they fit); minAvailable, when set, takes the first that many.
+  auto needed = [&](api::ReplicaType type, int32_t replicas) {
+    return type == api::ReplicaType::kWorker && job.spec.elastic_policy
+               ? std::min(replicas, job.spec.elastic_policy->min_replicas)
+               : replicas;
+  };
   int32_t total = 0;
-  for (const auto& [type, spec] : job.spec.replica_specs) total += spec.replicas;
+  for (const auto& [type, spec] : job.spec.replica_specs) total += needed(type, spec.replicas);
   const int32_t min_member = sp->min_available.value_or(total);
 
   std::map<std::string, int64_t> sum;
@@ -54,7 +62,8 @@ absl::StatusOr<std::optional<json>> BuildPodGroup(const api::DistributedTraining
   for (api::ReplicaType type : api::kReplicaTypes) {  // Chief, PS, Worker, Evaluator
     auto it = job.spec.replica_specs.find(type);
     if (it == job.spec.replica_specs.end()) continue;
-    for (int i = 0; i < it->second.replicas && counted < min_member; ++i, ++counted) {
+    const int32_t n = sp->min_available ? it->second.replicas : needed(type, it->second.replicas);
+    for (int i = 0; i < n && counted < min_member; ++i, ++counted) {
       if (absl::Status s = AddPodRequests(it->second.pod_template, &sum); !s.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "spec.replicaSpecs.", api::ReplicaTypeKey(type), ".template: ", s.message()));

@@ -3,7 +3,9 @@
 // Wanted: every replica of the spec except those that succeeded (now or before their pod was
 // removed) and failed evaluators (an evaluator that gave up never holds the job back). Once
 // Running, a job stays Running until a restart, a suspension or the end: pods that stop being
-// ready as they exit (workers done before the chief) do not send it back to Created.
+// ready as they exit (workers done before the chief) do not send it back to Created. With an
+// elasticPolicy, minReplicas of the wanted workers are enough (the trainer trains with the
+// workers that are there and takes the others when they come).
 #ifndef DISTTRAIN_OPERATOR_POLICY_RUNNING_POLICY_H_
 #define DISTTRAIN_OPERATOR_POLICY_RUNNING_POLICY_H_
 
@@ -19,6 +21,9 @@ namespace disttrain::policy {
 struct Readiness {
   int wanted = 0;
   int running = 0;  // of the wanted: a pod Running, Ready and not terminating
+  // With an elasticPolicy: the workers running, of those wanted (0 and 0 without one).
+  int workers_running = 0;
+  int workers_wanted = 0;
   bool AllRunning() const { return running == wanted; }
 };
 

@@ -123,6 +123,12 @@ class CrdTest(unittest.TestCase):
         no_containers["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"] = []
         bad_success = job("succ", Worker=1)
         bad_success["spec"]["successPolicy"] = "Chief"
+        above_max = job("el", Chief=1, Worker=5)
+        above_max["spec"]["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": 4}
+        no_workers = job("el", Chief=1)
+        no_workers["spec"]["elasticPolicy"] = {"minReplicas": 0, "maxReplicas": 4}
+        min_above_max = job("el", Chief=1, Worker=3)
+        min_above_max["spec"]["elasticPolicy"] = {"minReplicas": 3, "maxReplicas": 2}
         return [
             # (name, manifest, what the API server says, what render says)
             ("two chiefs", job("a", Chief=2), "at most one Chief", "at most one chief"),
@@ -147,6 +153,12 @@ class CrdTest(unittest.TestCase):
              "spec.replicaSpecs.Worker.template.spec.containers"),
             ("contradicting restart policies", rp, "template.spec.restartPolicy contradicts",
              "contradicts spec.replicaSpecs.Worker.restartPolicy"),
+            ("workers above elasticPolicy.maxReplicas", above_max, "must be within spec.elasticPolicy",
+             "got 1 <= 5 <= 4"),
+            ("elasticPolicy without workers", no_workers, "must be within spec.elasticPolicy",
+             "no Worker role to scale"),
+            ("elasticPolicy minimum above its maximum", min_above_max,
+             "minReplicas must not exceed maxReplicas", "got 3 <= 3 <= 2"),
             # The name is the job's Service's (DNS-1035), not only a DNS subdomain as for any object.
             ("name with a dot", job("team.mnist", Worker=2), "must be a DNS-1035 label", "metadata.name"),
             ("name starting with a digit", job("1mnist", Worker=2), "must be a DNS-1035 label", "metadata.name"),

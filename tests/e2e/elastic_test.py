@@ -92,6 +92,43 @@ class ElasticTest(unittest.TestCase):
             self.assertEqual(active["reason"], "FailedGetResourceMetric", active)
             self.assertNotEqual(conditions()["AbleToScale"]["reason"], "FailedGetScale")
 
+    def test_an_elastic_job_runs_with_min_replicas_while_a_worker_cannot_be_scheduled(self):
+        # Five workers of a whole 8-GPU node each on four such nodes: one stays Pending. With
+        # elasticPolicy.minReplicas 3 the job runs with the four (the trainer takes the fifth when
+        # it is scheduled); without it, it would wait for all five.
+        with Namespace("elastic-min") as ns:
+            m = job("wide", Chief=role(1), Worker=role(5))
+            m["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
+                "limits": {"nvidia.com/gpu": 8}}
+            m["spec"]["elasticPolicy"] = {"minReplicas": 3, "maxReplicas": 6}
+            apply(m, ns)
+
+            def running_condition():
+                status = get_json("dtr", "wide", "-n", ns).get("status", {})
+                return next((c for c in status.get("conditions", []) if c["type"] == "Running"
+                             and c["status"] == "True"), None)
+            cond = wait_until("the job Running with 4 of its 5 workers", running_condition, timeout=90)
+            self.assertEqual(cond["message"], "4 of 5 workers and every other pod are running "
+                                              "(elasticPolicy.minReplicas 3)")
+            pending = [n for n, p in pods_by_name(ns, "wide").items() if p["status"].get("phase") == "Pending"]
+            self.assertEqual(len(pending), 1, pending)
+            self.assertEqual(len(running(ns, "wide")), 5, "the chief and four workers")
+            self.assertEqual(get_json("dtr", "wide", "-n", ns)["status"]["replicaStatuses"]["Worker"]["progress"], "4/5")
+
+    def test_scaling_outside_the_elastic_policy_is_refused(self):
+        with Namespace("elastic-bounds") as ns:
+            m = job("bounded", Chief=role(1), Worker=role(1))
+            m["spec"]["elasticPolicy"] = {"minReplicas": 1, "maxReplicas": 3}
+            apply(m, ns)
+            for n in (4, 0):
+                r = kubectl("scale", "dtr/bounded", "--replicas", str(n), "-n", ns, check=False)
+                self.assertNotEqual(r.returncode, 0, f"scaled to {n}")
+                self.assertIn("must be within spec.elasticPolicy", r.stderr)
+            self.assertEqual(get_json("dtr", "bounded", "-n", ns)["spec"]["replicaSpecs"]["Worker"]["replicas"], 1)
+            kubectl("scale", "dtr/bounded", "--replicas", "3", "-n", ns)
+            wait_until("3 workers", lambda: {"bounded-worker-0", "bounded-worker-1", "bounded-worker-2"} <= set(
+                pods_by_name(ns, "bounded")), timeout=60)
+
     def test_bad_scale_requests_are_refused(self):
         with Namespace("elastic-bad") as ns:
             apply(job("bad", Chief=role(1), PS=role(1), Worker=role(1)), ns)

@@ -89,6 +89,20 @@ TEST(CodecTest, ReadsTls) {
   EXPECT_TRUE(job->spec.tls.enabled);
 }
 
+TEST(CodecTest, ReadsTheElasticPolicy) {
+  absl::StatusOr<DistributedTraining> unset = DecodeJob(Minimal());
+  ASSERT_TRUE(unset.ok());
+  EXPECT_FALSE(unset->spec.elastic_policy.has_value());
+  json j = Minimal();
+  j["spec"]["elasticPolicy"] = {{"minReplicas", 2}, {"maxReplicas", 8}};
+  absl::StatusOr<DistributedTraining> job = DecodeJob(j);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->spec.elastic_policy, (ElasticPolicy{2, 8}));
+  j["spec"]["elasticPolicy"]["maxReplicas"] = "many";
+  EXPECT_THAT(std::string(DecodeJob(j).status().message()),
+              HasSubstr("spec.elasticPolicy.maxReplicas"));
+}
+
 TEST(CodecTest, KeepsEveryTemplateFieldAsWritten) {
   json j = Minimal();
   json tmpl = json::parse(R"({"metadata": {"labels": {"team": "a"}}, "spec": {

@@ -96,6 +96,27 @@ INSTANTIATE_TEST_SUITE_P(
                return JobBuilder("a").Ps(1).Workers(2).Scheduling(p).Build();
              },
              "minAvailable: must be between 1 and the job's 3 replicas, got 9"},
+        Case{"ElasticPolicyWithoutWorkers",
+             [] {
+               DistributedTraining job = JobBuilder("a").Chief().Build();
+               job.spec.elastic_policy = ElasticPolicy{0, 4};
+               return job;
+             },
+             "spec.elasticPolicy: the job has no Worker role to scale"},
+        Case{"WorkersAboveTheElasticMaximum",
+             [] {
+               DistributedTraining job = JobBuilder("a").Chief().Workers(5).Build();
+               job.spec.elastic_policy = ElasticPolicy{1, 4};
+               return job;
+             },
+             "needs 0 <= minReplicas <= Worker replicas <= maxReplicas, got 1 <= 5 <= 4"},
+        Case{"ElasticMinimumAboveTheMaximum",
+             [] {
+               DistributedTraining job = JobBuilder("a").Chief().Workers(3).Build();
+               job.spec.elastic_policy = ElasticPolicy{3, 2};
+               return job;
+             },
+             "got 3 <= 3 <= 2"},
         Case{"NameWithADot", [] { return JobBuilder("team.mnist").Workers(2).Build(); },
              "metadata.name: \"team.mnist\" must be a DNS-1035 label"},
         Case{"NameStartingWithADigit", [] { return JobBuilder("1mnist").Workers(2).Build(); },

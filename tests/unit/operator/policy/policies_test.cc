@@ -374,6 +374,25 @@ TEST_P(RunningPolicyTest, CountsWantedAndRunningReplicas) {
   EXPECT_EQ(r.running, c.want_running);
 }
 
+TEST(RunningPolicyTest, WithAnElasticPolicyMinReplicasOfTheWorkersAreEnough) {
+  api::DistributedTraining job = JobBuilder("j").Chief().Workers(3).Build();
+  PodsByReplica pods = {{{ReplicaType::kChief, 0}, Pod("c", 0)},
+                        {{ReplicaType::kWorker, 0}, Pod("a", 0)},
+                        {{ReplicaType::kWorker, 1}, Pod("b", 0)}};  // worker 2: unschedulable
+  auto none = [](ReplicaType, int) { return false; };
+  EXPECT_FALSE(CountReadiness(job, pods, none).AllRunning());
+  job.spec.elastic_policy = api::ElasticPolicy{2, 4};
+  Readiness r = CountReadiness(job, pods, none);
+  EXPECT_TRUE(r.AllRunning()) << r.running << " of " << r.wanted;
+  EXPECT_EQ(r.workers_running, 2);
+  EXPECT_EQ(r.workers_wanted, 3);
+  pods.erase({ReplicaType::kWorker, 1});
+  EXPECT_FALSE(CountReadiness(job, pods, none).AllRunning()) << "one worker is below minReplicas";
+  pods.erase({ReplicaType::kChief, 0});
+  pods[{ReplicaType::kWorker, 1}] = Pod("b", 0);
+  EXPECT_FALSE(CountReadiness(job, pods, none).AllRunning()) << "the chief is never optional";
+}
+
 PodState Terminating() {
   PodState p = Pod("t", 0);
   p.terminating = true;

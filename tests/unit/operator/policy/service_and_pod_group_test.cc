@@ -97,6 +97,23 @@ TEST(PodGroupBuilderTest, VolcanoGroupSumsRequestsIncludingGpus) {
             json::parse(R"({"cpu":"10500m","memory":"5Gi","nvidia.com/gpu":"4"})"));
 }
 
+TEST(PodGroupBuilderTest, AnElasticJobsGangNeedsOnlyMinReplicasOfItsWorkers) {
+  auto job = JobBuilder("d")
+                 .Ps(1)
+                 .Workers(4)
+                 .Evaluator()
+                 .Template(ReplicaType::kPS, ResourcesTemplate(R"({"cpu":"1"})", "{}"))
+                 .Template(ReplicaType::kWorker, ResourcesTemplate(R"({"cpu":"3"})", "{}"))
+                 .Template(ReplicaType::kEvaluator, ResourcesTemplate(R"({"cpu":"5"})", "{}"))
+                 .Scheduling(api::SchedulingPolicy{})
+                 .Build();
+  job.spec.elastic_policy = api::ElasticPolicy{2, 6};
+  auto group = BuildPodGroup(job, BuildOptions{});
+  ASSERT_TRUE(group.ok()) << group.status();
+  EXPECT_EQ((**group)["spec"]["minMember"], 4) << "ps, 2 of the 4 workers, the evaluator";
+  EXPECT_EQ((**group)["spec"]["minResources"]["cpu"], "12") << "1 + 2 x 3 + 5";
+}
+
 TEST(PodGroupBuilderTest, MinAvailableCountsReplicasInRoleOrder) {
   api::SchedulingPolicy policy;
   policy.min_available = 3;
