@@ -326,17 +326,20 @@ void JobReconciler::Run(Pass& p) {
   }
   if (!CreateMissing(p)) return;
   Readiness readiness = CountReadiness(p.job, p.pods, succeeded);
+  if (readiness.EnoughRunning() && !IsTrue(p.status, kRunning)) {
+    SetCondition(
+        &p.status, kRunning, true, "PodsRunning",
+        readiness.AllRunning()
+            ? absl::StrCat("all ", readiness.wanted, " pods are running")
+            : absl::StrCat(readiness.workers_running, " of ", readiness.workers_wanted,
+                           " workers and every other pod are running "
+                           "(elasticPolicy.minReplicas ",
+                           p.job.spec.elastic_policy ? p.job.spec.elastic_policy->min_replicas
+                                                     : readiness.workers_enough,
+                           ")"),
+        p.now);
+  }
   if (readiness.AllRunning()) {
-    if (!IsTrue(p.status, kRunning)) {
-      SetCondition(
-          &p.status, kRunning, true, "PodsRunning",
-          readiness.workers_running < readiness.workers_wanted
-              ? absl::StrCat(readiness.workers_running, " of ", readiness.workers_wanted,
-                             " workers and every other pod are running (elasticPolicy.minReplicas ",
-                             p.job.spec.elastic_policy->min_replicas, ")")
-              : absl::StrCat("all ", readiness.wanted, " pods are running"),
-          p.now);
-    }
     SetCondition(&p.status, kRestarting, false, "PodsRunning", "every restarted pod runs again",
                  p.now);
   }

@@ -8,7 +8,6 @@ Readiness CountReadiness(const api::DistributedTraining& job, const PodsByReplic
                          const std::function<bool(api::ReplicaType, int)>& succeeded) {
   Readiness r;
   for (const auto& [type, spec] : job.spec.replica_specs) {
-    const bool elastic = type == api::ReplicaType::kWorker && job.spec.elastic_policy;
     int wanted = 0, running = 0;
     for (int i = 0; i < spec.replicas; ++i) {
       if (succeeded(type, i)) continue;
@@ -20,11 +19,12 @@ Readiness CountReadiness(const api::DistributedTraining& job, const PodsByReplic
       if (pod != nullptr && !pod->terminating && pod->phase == PodPhase::kRunning && pod->ready)
         ++running;
     }
-    if (elastic) {
+    if (type == api::ReplicaType::kWorker) {
       r.workers_wanted = wanted;
       r.workers_running = running;
-      wanted = std::min(wanted, job.spec.elastic_policy->min_replicas);
-      running = std::min(running, wanted);
+      r.workers_enough = job.spec.elastic_policy
+                             ? std::min(wanted, job.spec.elastic_policy->min_replicas)
+                             : wanted;
     }
     r.wanted += wanted;
     r.running += running;

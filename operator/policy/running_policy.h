@@ -21,10 +21,17 @@ namespace disttrain::policy {
 struct Readiness {
   int wanted = 0;
   int running = 0;  // of the wanted: a pod Running, Ready and not terminating
-  // With an elasticPolicy: the workers running, of those wanted (0 and 0 without one).
-  int workers_running = 0;
   int workers_wanted = 0;
+  int workers_running = 0;
+  // The workers that are enough (elasticPolicy.minReplicas, at most those wanted); without an
+  // elasticPolicy, every wanted one.
+  int workers_enough = 0;
   bool AllRunning() const { return running == wanted; }
+  // Every wanted pod but the workers runs, and at least workers_enough of them.
+  bool EnoughRunning() const {
+    return running - workers_running == wanted - workers_wanted &&
+           workers_running >= workers_enough;
+  }
 };
 
 using PodsByReplica = std::map<std::pair<api::ReplicaType, int>, PodState>;

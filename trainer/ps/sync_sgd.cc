@@ -49,7 +49,9 @@ class SyncSgd : public UpdateRule {
     if (step > store->global_step() + kMaxCatchUp) return {true};
     // A gradient of a later step: another server already applied the step this one still
     // collects (their live replicas differed for a moment, e.g. one had not yet seen a replica
-    // leave). Close it with the gradients it has, so the servers' steps meet again.
+    // leave). Close it with the gradients it has, so the servers' steps meet again. A gradient of
+    // the closed step still in flight to this server (a pull elsewhere that gave up waiting) then
+    // arrives stale and is dropped: fewer gradients in that step here, never a hang.
     while (step > store->global_step()) {
       if (count_ > 0) {
         ApplyStep(store);

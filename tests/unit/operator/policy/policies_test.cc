@@ -372,6 +372,7 @@ TEST_P(RunningPolicyTest, CountsWantedAndRunningReplicas) {
   Readiness r = CountReadiness(job, pods, succeeded);
   EXPECT_EQ(r.wanted, c.want_wanted);
   EXPECT_EQ(r.running, c.want_running);
+  EXPECT_EQ(r.EnoughRunning(), r.AllRunning()) << "without an elasticPolicy they agree";
 }
 
 TEST(RunningPolicyTest, WithAnElasticPolicyMinReplicasOfTheWorkersAreEnough) {
@@ -380,17 +381,21 @@ TEST(RunningPolicyTest, WithAnElasticPolicyMinReplicasOfTheWorkersAreEnough) {
                         {{ReplicaType::kWorker, 0}, Pod("a", 0)},
                         {{ReplicaType::kWorker, 1}, Pod("b", 0)}};  // worker 2: unschedulable
   auto none = [](ReplicaType, int) { return false; };
-  EXPECT_FALSE(CountReadiness(job, pods, none).AllRunning());
+  EXPECT_FALSE(CountReadiness(job, pods, none).EnoughRunning()) << "no elasticPolicy: all three";
   job.spec.elastic_policy = api::ElasticPolicy{2, 4};
   Readiness r = CountReadiness(job, pods, none);
-  EXPECT_TRUE(r.AllRunning()) << r.running << " of " << r.wanted;
+  EXPECT_TRUE(r.EnoughRunning()) << r.workers_running << " of " << r.workers_enough;
+  EXPECT_FALSE(r.AllRunning()) << "a restarted or pending worker still is not running";
   EXPECT_EQ(r.workers_running, 2);
   EXPECT_EQ(r.workers_wanted, 3);
+  pods[{ReplicaType::kWorker, 2}] = Pod("d", 0);
+  EXPECT_TRUE(CountReadiness(job, pods, none).AllRunning());
   pods.erase({ReplicaType::kWorker, 1});
-  EXPECT_FALSE(CountReadiness(job, pods, none).AllRunning()) << "one worker is below minReplicas";
+  pods.erase({ReplicaType::kWorker, 2});
+  EXPECT_FALSE(CountReadiness(job, pods, none).EnoughRunning()) << "one worker: below minReplicas";
   pods.erase({ReplicaType::kChief, 0});
   pods[{ReplicaType::kWorker, 1}] = Pod("b", 0);
-  EXPECT_FALSE(CountReadiness(job, pods, none).AllRunning()) << "the chief is never optional";
+  EXPECT_FALSE(CountReadiness(job, pods, none).EnoughRunning()) << "the chief is never optional";
 }
 
 PodState Terminating() {
