@@ -32,6 +32,7 @@ ParameterServer::ParameterServer(const std::function<std::unique_ptr<UpdateRule>
       if (!members_.has_value()) continue;
       for (const std::string& gone : members_->Expire(absl::Now()))
         ReplicasChanged("a training replica went silent; no longer waiting for it", gone);
+      silence_checks_.fetch_add(1);
     }
   });
 }

@@ -79,6 +79,8 @@ class ParameterServer final
   int live_replicas() const override;
   // How often PushPull calls reported `event` since the start (tests).
   int64_t observed(CallEvent event) const { return observed_[static_cast<int>(event)].load(); }
+  // How often the ticker checked the replicas' silence (tests).
+  int64_t silence_checks() const { return silence_checks_.load(); }
 
  private:
   std::vector<std::unique_ptr<UpdateRule>> rules_;  // by partition
@@ -95,6 +97,7 @@ class ParameterServer final
   // members_->live(), or -1: read without members_mu_ by replies, which a rule's step may run
   // while members_mu_ is held.
   std::atomic<int> live_{-1};
+  std::atomic<int64_t> silence_checks_{0};
   // Tells every rule the live count; `why` and `replica` for the log.
   void ReplicasChanged(absl::string_view why, const std::string& replica)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(members_mu_);

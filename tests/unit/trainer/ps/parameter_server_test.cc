@@ -490,8 +490,8 @@ TEST_F(ParameterServerTest, NobodyStopsCountingWhileEveryReplicaIsSilent) {
   Start(MakeSyncSgd(0.5f, 2, /*every_replica=*/true));
   service_->FollowReplicas({"chief-0", "worker-0"}, absl::Milliseconds(300));
   ASSERT_TRUE(Push("chief-0", 0, kAsIs).ok());
-  // The whole job pauses (all wait for a restarted server): 15 expiry passes find nobody heard.
-  absl::SleepFor(absl::Milliseconds(1500));
+  const int64_t since = service_->silence_checks();  // then all pause, 15 checks (5x the timeout)
+  ASSERT_TRUE(Eventually([&] { return service_->silence_checks() >= since + 15; }));
   EXPECT_EQ(service_->live_replicas(), 2);
   EXPECT_EQ(service_->store(0)->global_step(), 0) << "the step still waits for worker-0";
 }
