@@ -14,8 +14,8 @@ log() { echo "sanitize: $*" >&2; }
 configure() { [[ -f build/$1/build.ninja ]] || cmake --preset "$1" >/dev/null; }
 
 unit_targets=(common_test operator_api_test operator_runtime_test operator_reconciler_test axpy_test
-              trainer_unit_test parameter_server_test shard_store_test push_test wire_test ps_client_test
-              schemes_test)
+              trainer_unit_test parameter_server_test membership_test shard_store_test push_test wire_test
+              ps_client_test schemes_test)
 
 log "ASan + UBSan: building ${#unit_targets[@]} unit suites"
 configure asan
