@@ -256,6 +256,18 @@ json EncodeStatus(const JobStatus& status) {
     if (!rs.progress.empty()) r["progress"] = rs.progress;
     if (!rs.succeeded_indexes.empty()) r["succeededIndexes"] = rs.succeeded_indexes;
     if (rs.past_restarts != 0) r["pastRestarts"] = rs.past_restarts;
+    if (!rs.set_aside.empty()) {
+      json list = json::array();
+      for (const SetAsideReplica& a : rs.set_aside) {
+        list.push_back({{"index", a.index},
+                        {"podUID", a.pod_uid},
+                        {"times", a.times},
+                        {"restarts", a.restarts},
+                        {"retryTime", FormatKubeTime(a.retry_time)},
+                        {"message", a.message}});
+      }
+      r["setAside"] = std::move(list);
+    }
     replicas[std::string(ReplicaTypeKey(type))] = std::move(r);
   }
   out["replicaStatuses"] = std::move(replicas);
@@ -298,6 +310,27 @@ absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
               break;
             }
             out.succeeded_indexes.push_back(i.get<int>());
+          }
+        }
+      }
+      if (const json* list = r.Find("setAside")) {
+        if (!list->is_array()) {
+          r.Fail("setAside", "must be a list");
+        } else {
+          for (size_t i = 0; i < list->size(); ++i) {
+            Fields a((*list)[i],
+                     absl::StrCat("status.replicaStatuses.", key, ".setAside[", i, "]"));
+            SetAsideReplica entry;
+            std::optional<absl::Time> retry;
+            a.ReadInt("index", &entry.index);
+            a.ReadString("podUID", &entry.pod_uid);
+            a.ReadInt("times", &entry.times);
+            a.ReadInt("restarts", &entry.restarts);
+            a.ReadTime("retryTime", &retry);
+            a.ReadString("message", &entry.message);
+            if (retry) entry.retry_time = *retry;
+            r.Merge(a.status());
+            out.set_aside.push_back(std::move(entry));
           }
         }
       }

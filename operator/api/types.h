@@ -158,6 +158,20 @@ struct Condition {
   bool operator==(const Condition&) const = default;
 };
 
+// A worker of an elastic job that failed where the job would otherwise have failed (restartPolicy
+// Never, a permanent exit, or backoffLimit used up): the operator deleted its pod and runs on
+// with the others (at least elasticPolicy.minReplicas), and creates it again at retry_time.
+struct SetAsideReplica {
+  int index = 0;
+  std::string pod_uid;   // the pod set aside last (its restarts are counted here, not in the job's)
+  int32_t times = 0;     // how often this index was set aside; the wait doubles each time
+  int32_t restarts = 0;  // restarts of its pods when set aside: kept out of backoffLimit
+  absl::Time retry_time = absl::InfinitePast();
+  std::string message;
+
+  bool operator==(const SetAsideReplica&) const = default;
+};
+
 struct ReplicaStatus {
   int32_t active = 0;
   int32_t succeeded = 0;
@@ -174,6 +188,8 @@ struct ReplicaStatus {
   // Pods running now (active also counts pending ones): TFJob's `active`; not written for a
   // DistributedTraining (its progress says it).
   int32_t running = 0;
+  // Workers of an elastic job set aside (by index), until the job ends or scales them away.
+  std::vector<SetAsideReplica> set_aside;
 
   bool operator==(const ReplicaStatus&) const = default;
 };

@@ -15,6 +15,7 @@
 #include "operator/kube/errors.h"
 #include "operator/policy/child_meta.h"
 #include "operator/policy/conditions.h"
+#include "operator/policy/elastic_policy.h"
 #include "operator/policy/failure_policy.h"
 #include "operator/policy/job_policies.h"
 #include "operator/policy/pod_state.h"
@@ -346,8 +347,8 @@ void JobReconciler::Run(Pass& p) {
 }
 
 bool JobReconciler::HandleFailures(Pass& p) {
-  const FailureDecision d =
-      DecideFailures(p.job, p.status, p.pods, [&](const std::string& uid) { return Deleted(uid); });
+  const FailureDecision d = DecideFailures(
+      p.job, p.status, p.pods, [&](const std::string& uid) { return Deleted(uid); }, p.now);
   for (const auto& [type, index] : d.succeeded) p.Role(type).succeeded_indexes.push_back(index);
   for (const FailureDecision::Restart& r : d.restarts) {
     p.Role(r.type).past_restarts += r.counted;
@@ -356,6 +357,7 @@ bool JobReconciler::HandleFailures(Pass& p) {
     SetCondition(&p.status, kRunning, false, "PodRestarting", r.message, p.now);
     p.Warn("Restarting", r.message);
   }
+  for (const api::SetAsideReplica& e : d.set_aside) SetWorkerAside(p, e);
   p.replace.insert(p.replace.end(), d.replace.begin(), d.replace.end());
   if (d.fail) {
     Finish(p, false, d.fail->reason, d.fail->message);
@@ -377,6 +379,23 @@ bool JobReconciler::CheckInPlaceRestarts(Pass& p) {
   }
   const std::string which = absl::StrJoin(restarted, ", ");
   if (!WithinBackoffLimit(p.job, tally)) {
+    // An elastic job sets aside the workers that restarted most, when that is enough.
+    const std::vector<PodState> aside = policy::SetAsideToFitBackoff(
+        p.job, p.status, p.pods, tally.total() - BackoffLimit(p.job), p.now);
+    for (size_t i = 0; i < aside.size(); ++i) {
+      const PodState& pod = aside[i];
+      SetWorkerAside(
+          p, policy::SetAside(
+                 p.job, p.status, pod,
+                 absl::StrCat(
+                     pod.name, " restarted in place ", pod.restart_count, " times",
+                     pod.exit_code ? absl::StrCat(" (last exit code ", *pod.exit_code, ")") : "",
+                     " and the job's restarts exceed backoffLimit ", BackoffLimit(p.job)),
+                 /*also=*/0, p.now));
+      p.replace.push_back(pod);
+    }
+    if (!aside.empty()) return true;
+
     Finish(p, false, "BackoffLimitExceeded",
            absl::StrCat("containers restarted in place ", tally.total(),
                         " times, more than backoffLimit ", BackoffLimit(p.job), ": ", which));
@@ -386,6 +405,20 @@ bool JobReconciler::CheckInPlaceRestarts(Pass& p) {
   SetCondition(&p.status, kRestarting, true, "PodRestartedInPlace", message, p.now);
   p.Warn("RestartedInPlace", message);
   return true;
+}
+
+void JobReconciler::SetWorkerAside(Pass& p, const api::SetAsideReplica& entry) {
+  std::vector<api::SetAsideReplica>& list = p.Role(ReplicaType::kWorker).set_aside;
+  auto it = std::find_if(list.begin(), list.end(),
+                         [&](const api::SetAsideReplica& e) { return e.index == entry.index; });
+  if (it == list.end()) {
+    list.push_back(entry);
+  } else {
+    *it = entry;
+  }
+  std::sort(list.begin(), list.end(),
+            [](const auto& a, const auto& b) { return a.index < b.index; });
+  p.Warn("WorkerSetAside", entry.message);
 }
 
 void JobReconciler::ReplaceFailedPods(Pass& p) {
@@ -403,7 +436,8 @@ void JobReconciler::UpdateCounts(Pass& p) {
       auto it = p.pods.find({type, i});
       if (it == p.pods.end()) continue;
       const PodState& pod = it->second;
-      if (IsBeingReplaced(p.status, pod)) continue;  // its restarts are in pastRestarts
+      // Its restarts are in pastRestarts, or in its setAside entry.
+      if (IsBeingReplaced(p.status, pod) || policy::IsSetAside(p.status, pod)) continue;
       live_restarts += pod.restart_count;
       if (pod.terminating || Deleted(pod.uid)) continue;
       // The cleanup right after this pass's write deletes it: counted gone already, so the
@@ -414,6 +448,9 @@ void JobReconciler::UpdateCounts(Pass& p) {
       if (pod.phase == PodPhase::kFailed) ++failed;
     }
     std::sort(rs.succeeded_indexes.begin(), rs.succeeded_indexes.end());
+    // A worker scaled away is no longer set aside.
+    std::erase_if(rs.set_aside, [&](const auto& e) { return e.index >= spec.replicas; });
+    for (const api::SetAsideReplica& e : rs.set_aside) live_restarts += e.restarts;
     rs.active = active;
     rs.failed = failed;
     rs.succeeded = static_cast<int32_t>(rs.succeeded_indexes.size());
@@ -439,6 +476,15 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
     status[deps_.api->write_time_field] = api::FormatKubeTime(deps_.clock->Now());
   for (const char* field : {"startTime", "completionTime"}) {
     if (!status.contains(field)) status[field] = nullptr;  // merge patch: remove
+  }
+  // Likewise a setAside list that emptied (its role's key is the same in every front).
+  for (const auto& [type, rs] : p.original.replica_statuses) {
+    if (rs.set_aside.empty() || !status.contains("replicaStatuses")) continue;
+    json& roles = status["replicaStatuses"];
+    auto role = roles.find(std::string(api::ReplicaTypeKey(type)));
+    if (role != roles.end() && role->is_object() && !role->contains("setAside")) {
+      (*role)["setAside"] = nullptr;
+    }
   }
   const std::string ns = p.object->value("/metadata/namespace"_json_pointer, "");
   const std::string name = p.object->value("/metadata/name"_json_pointer, "");

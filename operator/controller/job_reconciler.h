@@ -150,6 +150,8 @@ class JobReconciler : public runtime::Reconciler {
   const kube::Resource& PodGroupResource() const;
   void UpdateCounts(Pass& p);
   absl::Status WriteStatus(Pass& p);
+  // Records a worker set aside (status and a warning event); its pod is deleted as a replaced one.
+  void SetWorkerAside(Pass& p, const api::SetAsideReplica& entry);
   void ReplaceFailedPods(Pass& p);
   // Pods the taint manager evicted from a lost node stay Terminating for good (no kubelet
   // confirms): removed at once (grace period 0), so that the missing replica is created again.

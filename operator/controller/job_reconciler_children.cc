@@ -15,6 +15,7 @@
 #include "operator/policy/child_meta.h"
 #include "operator/policy/conditions.h"
 #include "operator/policy/desired_objects.h"
+#include "operator/policy/elastic_policy.h"
 #include "operator/policy/job_policies.h"
 #include "operator/policy/network_policy_builder.h"
 #include "operator/policy/pod_group_builder.h"
@@ -70,6 +71,13 @@ bool JobReconciler::CreateMissing(Pass& p) {
                                     kCreateSeenLimit);
   };
   auto is_missing = [&](api::ReplicaType type, int index) {
+    if (type == api::ReplicaType::kWorker) {
+      // A worker set aside comes back at its retry time.
+      if (std::optional<absl::Time> until = policy::SetAsideUntil(p.status, index, p.now)) {
+        p.Requeue(*until - p.now);
+        return false;
+      }
+    }
     return !p.pods.count({type, index}) && !p.Remembered(type, index) &&
            !creating("pods", api::ReplicaName(p.job, type, index));
   };
@@ -175,6 +183,12 @@ bool JobReconciler::CreateMissing(Pass& p) {
     if (o.created) {
       created.push_back(name);
       p.created_pods = true;
+      if (missing[i]->type == api::ReplicaType::kWorker) {
+        if (const api::SetAsideReplica* e = policy::FindSetAside(p.status, missing[i]->index)) {
+          p.Note("WorkerBack", absl::StrCat("created ", name, " again, set aside ", e->times,
+                                            e->times == 1 ? " time" : " times", " before"));
+        }
+      }
     } else if (o.pod.code() == absl::StatusCode::kInvalidArgument) {
       // The template itself is refused: no retry will ever succeed.
       p.Warn("FailedCreatePod", std::string(o.pod.message()));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "operator/api/names.h"
 #include "operator/policy/child_meta.h"
+#include "operator/policy/elastic_policy.h"
 #include "operator/policy/restart_policy.h"
 
 namespace disttrain::policy {
@@ -30,7 +31,8 @@ FailureAction OnPodFailed(api::ReplicaType type, api::RestartPolicy policy, cons
 
 FailureDecision DecideFailures(const api::DistributedTraining& job, const api::JobStatus& status,
                                const PodsByReplica& pods,
-                               absl::FunctionRef<bool(const std::string& uid)> deleting) {
+                               absl::FunctionRef<bool(const std::string& uid)> deleting,
+                               absl::Time now) {
   FailureDecision d;
   const RestartTally tally = CountRestarts(status, [&] {
     std::vector<PodState> list;
@@ -43,7 +45,7 @@ FailureDecision DecideFailures(const api::DistributedTraining& job, const api::J
     if (pod.terminating) continue;
     // Scaled away: removed without counting, whatever it does meanwhile.
     if (IsSurplusReplica(job, id.first, id.second)) continue;
-    if (IsBeingReplaced(status, pod)) {
+    if (IsBeingReplaced(status, pod) || IsSetAside(status, pod)) {
       // Counted by an earlier pass whose delete failed or is not yet seen: delete again only.
       if (!deleting(pod.uid)) d.replace.push_back(pod);
       continue;
@@ -61,22 +63,38 @@ FailureDecision DecideFailures(const api::DistributedTraining& job, const api::J
     if (pod.phase != PodPhase::kFailed) continue;
     const api::ReplicaSpec& spec = job.spec.replica_specs.at(type);
     const std::string what = DescribeExit(pod);
+    // A failure that would end the job: an elastic job's worker is set aside when it may be.
+    auto set_aside = [&](const std::string& why) {
+      if (type != api::ReplicaType::kWorker ||
+          !MaySetAside(job, status, index, static_cast<int>(d.set_aside.size()), now)) {
+        return false;
+      }
+      d.set_aside.push_back(
+          SetAside(job, status, pod, why, static_cast<int>(d.set_aside.size()), now));
+      d.replace.push_back(pod);
+      return true;
+    };
     switch (OnPodFailed(type, spec.restart_policy, pod)) {
       case FailureAction::kLeaveFailed:
         continue;
-      case FailureAction::kFailJob:
-        d.fail = FailureDecision::Failure{
-            absl::StrCat(api::KeyName(job.spec, type), "Failed"),
+      case FailureAction::kFailJob: {
+        const std::string why =
             absl::StrCat(what, "; restartPolicy ", api::RestartPolicyName(spec.restart_policy),
-                         IsRetryable(pod) ? "" : " and the failure is permanent")};
+                         IsRetryable(pod) ? "" : " and the failure is permanent");
+        if (set_aside(why)) continue;
+        d.fail = FailureDecision::Failure{absl::StrCat(api::KeyName(job.spec, type), "Failed"),
+                                          absl::StrCat(why, WhyNotSetAside(job, type, index))};
         return d;
+      }
       case FailureAction::kRecreate:
         break;
     }
     if (!WithinBackoffLimit(job, tally, replacing + 1)) {
-      d.fail = FailureDecision::Failure{
-          "BackoffLimitExceeded",
-          absl::StrCat(what, "; the job has used all ", limit, " restarts of its backoffLimit")};
+      const std::string why =
+          absl::StrCat(what, "; the job has used all ", limit, " restarts of its backoffLimit");
+      if (set_aside(why)) continue;
+      d.fail = FailureDecision::Failure{"BackoffLimitExceeded",
+                                        absl::StrCat(why, WhyNotSetAside(job, type, index))};
       return d;
     }
     ++replacing;

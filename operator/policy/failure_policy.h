@@ -8,7 +8,8 @@
 //   Worker     OnFailure/Always     recreate (the kubelet restarts in place; a Failed phase
 //                                   means it could not, e.g. eviction)
 //              Never                fail the job
-// Every recreation counts against backoffLimit.
+// Every recreation counts against backoffLimit. A worker of an elastic job whose failure would
+// end the job is set aside instead when it may be (elastic_policy.h).
 #ifndef DISTTRAIN_OPERATOR_POLICY_FAILURE_POLICY_H_
 #define DISTTRAIN_OPERATOR_POLICY_FAILURE_POLICY_H_
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/time/time.h"
 #include "operator/api/types.h"
 #include "operator/policy/pod_state.h"
 #include "operator/policy/running_policy.h"
@@ -56,12 +58,16 @@ struct FailureDecision {
     std::string reason, message;
   };
   std::optional<Failure> fail;
+  // Workers of an elastic job set aside (their pods are in `replace`): the new or updated entries
+  // of status.replicaStatuses.Worker.setAside.
+  std::vector<api::SetAsideReplica> set_aside;
 };
 
 // `deleting(uid)`: this process deleted the pod and has not seen it gone.
 FailureDecision DecideFailures(const api::DistributedTraining& job, const api::JobStatus& status,
                                const PodsByReplica& pods,
-                               absl::FunctionRef<bool(const std::string& uid)> deleting);
+                               absl::FunctionRef<bool(const std::string& uid)> deleting,
+                               absl::Time now);
 
 }  // namespace disttrain::policy
 

@@ -11,11 +11,22 @@ bool IsBeingReplaced(const api::JobStatus& status, const PodState& pod) {
   return std::find(uids.begin(), uids.end(), pod.uid) != uids.end();
 }
 
+bool IsSetAside(const api::JobStatus& status, const PodState& pod) {
+  auto role = status.replica_statuses.find(api::ReplicaType::kWorker);
+  if (pod.type != api::ReplicaType::kWorker || role == status.replica_statuses.end()) return false;
+  for (const api::SetAsideReplica& e : role->second.set_aside) {
+    if (e.index == pod.index) return e.pod_uid == pod.uid;
+  }
+  return false;
+}
+
 RestartTally CountRestarts(const api::JobStatus& status, const std::vector<PodState>& current) {
   RestartTally tally;
   for (const auto& [type, rs] : status.replica_statuses) tally.past += rs.past_restarts;
   for (const PodState& pod : current) {
-    if (!IsBeingReplaced(status, pod)) tally.in_place += pod.restart_count;
+    if (!IsBeingReplaced(status, pod) && !IsSetAside(status, pod)) {
+      tally.in_place += pod.restart_count;
+    }
   }
   return tally;
 }
@@ -31,7 +42,10 @@ bool WithinBackoffLimit(const api::DistributedTraining& job, const RestartTally&
 
 bool RestartedInPlaceSince(const api::JobStatus& before, const RestartTally& tally) {
   int32_t recorded = 0;
-  for (const auto& [type, rs] : before.replica_statuses) recorded += rs.restarts - rs.past_restarts;
+  for (const auto& [type, rs] : before.replica_statuses) {
+    recorded += rs.restarts - rs.past_restarts;
+    for (const api::SetAsideReplica& e : rs.set_aside) recorded -= e.restarts;
+  }
   return tally.in_place > recorded;
 }
 

@@ -4,7 +4,8 @@
 // A job's restarts = the pods the operator replaced (each counts 1 plus the in-place restarts
 // it had, kept in status.replicaStatuses[*].pastRestarts) + the in-place restarts (container
 // restartCount) of its current pods. A pod whose replacement is under way is listed in
-// status.restartingPods: its restarts are already in pastRestarts and count only there.
+// status.restartingPods: its restarts are already in pastRestarts and count only there. A worker
+// pod set aside (elastic_policy.h) has its restarts in its setAside entry, out of backoffLimit.
 #ifndef DISTTRAIN_OPERATOR_POLICY_RESTART_POLICY_H_
 #define DISTTRAIN_OPERATOR_POLICY_RESTART_POLICY_H_
 
@@ -22,11 +23,16 @@ struct RestartTally {
   int32_t total() const { return past + in_place; }
 };
 
-// `current` are the job's pods as cached; pods listed in status.restartingPods are skipped.
+// `current` are the job's pods as cached; pods listed in status.restartingPods or set aside are
+// skipped.
 RestartTally CountRestarts(const api::JobStatus& status, const std::vector<PodState>& current);
 
 // True when the pod is listed in status.restartingPods.
 bool IsBeingReplaced(const api::JobStatus& status, const PodState& pod);
+
+// True when the pod is the one a worker's status.replicaStatuses.Worker.setAside entry names
+// (elastic_policy.h): being deleted, its restarts counted in that entry.
+bool IsSetAside(const api::JobStatus& status, const PodState& pod);
 
 // backoffLimit (the default when unset).
 int32_t BackoffLimit(const api::DistributedTraining& job);

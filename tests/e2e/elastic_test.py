@@ -1,7 +1,9 @@
 """Scaling the workers of a running job through the scale subresource (issue #37): `kubectl scale`
 and a HorizontalPodAutoscaler change replicaSpecs.Worker.replicas, and the operator adds or
 removes worker pods only. The chief and the parameter servers keep their pods (same UIDs),
-nothing counts as a restart, and bad scale requests are refused by the API server.
+nothing counts as a restart, and bad scale requests are refused by the API server. A worker that
+fails where the job would fail is set aside while elasticPolicy.minReplicas workers remain, and
+created again later.
 
 Pods are kwok's (no trainer runs here); what the trainer does with workers that come and go is
 docs/user-guide.md's "Scaling workers"."""
@@ -144,6 +146,74 @@ class ElasticTest(unittest.TestCase):
             print("no Worker role:", no_workers.stderr.strip(), flush=True)
             self.assertEqual(get_json("dtr", "bad", "-n", ns)["spec"]["replicaSpecs"]["Worker"]["replicas"], 1)
             self.assertNotIn("Worker", get_json("dtr", "chiefonly", "-n", ns)["spec"]["replicaSpecs"])
+
+    def test_a_failing_worker_is_set_aside_and_comes_back(self):
+        # Worker 2 exits 1 under restartPolicy Never, which fails a job without an elasticPolicy.
+        # With minReplicas 2 of 3 the operator sets it aside and the job runs on; 30 s later the
+        # worker is created again. Once two workers fail, one more set aside would leave one
+        # worker: the job fails then, with that said.
+        with Namespace("elastic-aside") as ns:
+            m = job("aside", Chief=role(1), PS=role(1), Worker=role(3, restart_policy="Never"))
+            m["spec"]["elasticPolicy"] = {"minReplicas": 2, "maxReplicas": 3}
+            apply(m, ns)
+            wait_until("5 pods running", lambda: len(running(ns, "aside")) == 5, timeout=60)
+            kept = {n: p["metadata"]["uid"] for n, p in pods_by_name(ns, "aside").items()}
+
+            kubectl("annotate", "pod", "aside-worker-2", "-n", ns, "test.disttrain.io/exit-code=1")
+
+            def set_aside():
+                status = get_json("dtr", "aside", "-n", ns).get("status", {})
+                return status.get("replicaStatuses", {}).get("Worker", {}).get("setAside")
+            entries = wait_until("worker 2 set aside", set_aside, timeout=30)
+            self.assertEqual([(e["index"], e["times"], e["podUID"]) for e in entries],
+                             [(2, 1, kept["aside-worker-2"])])
+            self.assertIn("runs on with 2 of 3 workers (elasticPolicy.minReplicas 2)", entries[0]["message"])
+            status = get_json("dtr", "aside", "-n", ns)["status"]
+            self.assertEqual(status["state"], "Running")
+            events = get_json("events", "-n", ns, "--field-selector", "reason=WorkerSetAside")["items"]
+            self.assertEqual(len(events), 1)
+            self.assertEqual(events[0]["type"], "Warning")
+            wait_until("worker 2's pod removed", lambda: "aside-worker-2" not in pods_by_name(ns, "aside"),
+                       timeout=30)
+
+            back = wait_until("worker 2 created again and running", lambda: (
+                "aside-worker-2" in running(ns, "aside") and
+                pods_by_name(ns, "aside")["aside-worker-2"]["metadata"]["uid"]), timeout=60)
+            self.assertNotEqual(back, kept["aside-worker-2"])
+            self.assertEqual(len(get_json("events", "-n", ns, "--field-selector", "reason=WorkerBack")["items"]), 1)
+            for name in ("aside-chief-0", "aside-ps-0", "aside-worker-0", "aside-worker-1"):
+                self.assertEqual(pods_by_name(ns, "aside")[name]["metadata"]["uid"], kept[name],
+                                 f"{name} was replaced")
+
+            kubectl("annotate", "pod", "aside-worker-2", "-n", ns, "test.disttrain.io/exit-code=1")
+            wait_until("worker 2 set aside again", lambda: [e["times"] for e in set_aside() or []] == [2], timeout=30)
+            kubectl("annotate", "pod", "aside-worker-1", "-n", ns, "test.disttrain.io/exit-code=1")
+            wait_until("the job to fail", lambda: get_json("dtr", "aside", "-n", ns)["status"].get("state") == "Failed",
+                       timeout=30)
+            failed = next(c for c in get_json("dtr", "aside", "-n", ns)["status"]["conditions"] if c["type"] == "Failed")
+            self.assertEqual(failed["reason"], "WorkerFailed")
+            self.assertIn("would leave fewer than elasticPolicy.minReplicas 2 workers", failed["message"])
+            wait_until("the parameter server removed", lambda: "aside-ps-0" not in pods_by_name(ns, "aside"), timeout=30)
+
+    def test_a_worker_crash_looping_past_the_backoff_limit_is_set_aside(self):
+        with Namespace("elastic-loop") as ns:
+            m = job("loop", {"backoffLimit": 1}, Chief=role(1), Worker=role(3, restart_policy="OnFailure"))
+            m["spec"]["elasticPolicy"] = {"minReplicas": 2, "maxReplicas": 3}
+            apply(m, ns)
+            wait_until("4 pods running", lambda: len(running(ns, "loop")) == 4, timeout=60)
+            kubectl("annotate", "pod", "loop-worker-1", "-n", ns, "test.disttrain.io/exit-code=1",
+                    "test.disttrain.io/run-seconds=1")
+
+            def entries():
+                status = get_json("dtr", "loop", "-n", ns).get("status", {})
+                return status.get("replicaStatuses", {}).get("Worker", {}).get("setAside")
+            e = wait_until("worker 1 set aside", entries, timeout=45)
+            self.assertEqual(e[0]["index"], 1)
+            self.assertGreaterEqual(e[0]["restarts"], 2)
+            self.assertIn("restarted in place", e[0]["message"])
+            status = get_json("dtr", "loop", "-n", ns)["status"]
+            self.assertNotEqual(status.get("state"), "Failed", status)
+            self.assertGreaterEqual(status["replicaStatuses"]["Worker"]["restarts"], 2)
 
 
 if __name__ == "__main__":

@@ -53,13 +53,14 @@ api::DistributedTraining Job() {
 }
 
 auto Nothing = [](const std::string&) { return false; };
+const absl::Time kNow = absl::FromUnixSeconds(1800000000);
 
 TEST(DecideFailuresTest, AnEvictedWorkerIsRecreatedAndCountedWithItsRestartsInPlace) {
   const FailureDecision d = DecideFailures(
       Job(), {},
       Pods({Pod(ReplicaType::kWorker, 1, PodPhase::kFailed, 137, "Evicted", /*restarts=*/1),
             Pod(ReplicaType::kWorker, 0, PodPhase::kRunning)}),
-      Nothing);
+      Nothing, kNow);
   EXPECT_FALSE(d.fail);
   ASSERT_EQ(d.restarts.size(), 1u);
   EXPECT_EQ(d.restarts[0].type, ReplicaType::kWorker);
@@ -72,8 +73,8 @@ TEST(DecideFailuresTest, AnEvictedWorkerIsRecreatedAndCountedWithItsRestartsInPl
 }
 
 TEST(DecideFailuresTest, AChiefWithAPermanentExitFailsTheJob) {
-  const FailureDecision d =
-      DecideFailures(Job(), {}, Pods({Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 1)}), Nothing);
+  const FailureDecision d = DecideFailures(
+      Job(), {}, Pods({Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 1)}), Nothing, kNow);
   ASSERT_TRUE(d.fail);
   EXPECT_EQ(d.fail->reason, "ChiefFailed");
   EXPECT_THAT(d.fail->message, HasSubstr("restartPolicy ExitCode and the failure is permanent"));
@@ -86,7 +87,7 @@ TEST(DecideFailuresTest, ARestartPastBackoffLimitFailsTheJob) {
   status.replica_statuses[ReplicaType::kWorker].past_restarts = 3;
   const FailureDecision d = DecideFailures(
       Job(), status, Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137, "Evicted")}),
-      Nothing);
+      Nothing, kNow);
   ASSERT_TRUE(d.fail);
   EXPECT_EQ(d.fail->reason, "BackoffLimitExceeded");
   EXPECT_THAT(d.fail->message, HasSubstr("used all 3 restarts"));
@@ -99,7 +100,7 @@ TEST(DecideFailuresTest, WhatWasDecidedBeforeTheFailureThatEndsTheJobStands) {
       DecideFailures(Job(), {},
                      Pods({Pod(ReplicaType::kPS, 0, PodPhase::kFailed, 137, "Evicted"),
                            Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 2)}),
-                     Nothing);
+                     Nothing, kNow);
   ASSERT_TRUE(d.fail);
   EXPECT_EQ(d.fail->reason, "ChiefFailed");
   EXPECT_THAT(d.restarts, IsEmpty()) << "the chief comes first: nothing decided before it";
@@ -107,7 +108,7 @@ TEST(DecideFailuresTest, WhatWasDecidedBeforeTheFailureThatEndsTheJobStands) {
       DecideFailures(Job(), {},
                      Pods({Pod(ReplicaType::kPS, 0, PodPhase::kFailed, 137, "Evicted"),
                            Pod(ReplicaType::kWorker, 1, PodPhase::kFailed, 137, "Evicted")}),
-                     Nothing);
+                     Nothing, kNow);
   EXPECT_FALSE(later.fail);
   ASSERT_EQ(later.restarts.size(), 2u);
   EXPECT_THAT(later.restarts[1].message, HasSubstr("restart 2 of 3"));
@@ -120,7 +121,7 @@ TEST(DecideFailuresTest, SucceededReplicasAreRememberedOnce) {
       DecideFailures(Job(), status,
                      Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kSucceeded, 0),
                            Pod(ReplicaType::kWorker, 1, PodPhase::kSucceeded, 0)}),
-                     Nothing);
+                     Nothing, kNow);
   EXPECT_THAT(d.succeeded, ElementsAre(std::pair{ReplicaType::kWorker, 1}));
 }
 
@@ -128,11 +129,11 @@ TEST(DecideFailuresTest, APodAlreadyCountedIsDeletedAgainOnlyUntilItsDeleteIsSee
   api::JobStatus status;
   status.restarting_pods = {"uid-2-0"};
   const PodsByReplica pods = Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137)});
-  const FailureDecision again = DecideFailures(Job(), status, pods, Nothing);
+  const FailureDecision again = DecideFailures(Job(), status, pods, Nothing, kNow);
   EXPECT_THAT(again.restarts, IsEmpty()) << "counted once, by the earlier pass";
   ASSERT_EQ(again.replace.size(), 1u);
-  const FailureDecision deleting =
-      DecideFailures(Job(), status, pods, [](const std::string& uid) { return uid == "uid-2-0"; });
+  const FailureDecision deleting = DecideFailures(
+      Job(), status, pods, [](const std::string& uid) { return uid == "uid-2-0"; }, kNow);
   EXPECT_THAT(deleting.replace, IsEmpty());
 }
 
@@ -141,7 +142,7 @@ TEST(DecideFailuresTest, AFailedEvaluatorWithAPermanentExitIsLeftFailed) {
   job.spec.replica_specs[ReplicaType::kEvaluator].replicas = 1;
   job.spec.replica_specs[ReplicaType::kEvaluator].restart_policy = api::RestartPolicy::kExitCode;
   const FailureDecision d = DecideFailures(
-      job, {}, Pods({Pod(ReplicaType::kEvaluator, 0, PodPhase::kFailed, 1)}), Nothing);
+      job, {}, Pods({Pod(ReplicaType::kEvaluator, 0, PodPhase::kFailed, 1)}), Nothing, kNow);
   EXPECT_FALSE(d.fail);
   EXPECT_THAT(d.restarts, IsEmpty());
   EXPECT_THAT(d.replace, IsEmpty());
