@@ -15,6 +15,7 @@ import urllib.request
 import numpy as np
 from tensorboard.backend.event_processing import event_accumulator
 
+from membership_test import Cluster
 from trainer_test import Run
 
 
@@ -87,6 +88,31 @@ class TensorBoardAndMetricsTest(unittest.TestCase):
         for step, value in eval_scalars["loss"]:
             self.assertEqual(value, f32(evaluated[step]["loss"]), f"eval loss at step {step}")
         self.assertGreater(dict(eval_scalars["accuracy"])[400], 0.7)
+
+    def test_examples_per_second_counts_the_replicas_that_are_live(self):
+        # Sync, chief + 2 workers: a global step averages 3 batches, then 2 once worker-1 leaves
+        # (a scale-down): the chief's examples/sec follows, not its TF_CONFIG's count.
+        c = Cluster(workers=2, extra=["--log-every", "100", "--batch-size", "16"])
+        try:
+            for task in ("chief-0", "worker-0", "worker-1"):
+                c.start(task, 2)
+            c.wait_for("3 live replicas", lambda: c.ps() == (3, 3))
+            c.advances(600)
+            left_at = c.step()
+            self.assertEqual(c.stop("worker-1"), 143)
+            c.advances(1000)
+            self.assertEqual(c.stop("chief-0"), 143)
+        finally:
+            c.close()
+        train = scalars(os.path.join(c.model_dir, "train"))
+        rates, examples = dict(train["global_step/sec"]), dict(train["examples/sec"])
+        before = [s for s in rates if s <= left_at - 100]
+        after = [s for s in rates if s >= left_at + 300]
+        self.assertTrue(before and after, f"summaries at {sorted(rates)}, worker-1 left at {left_at}")
+        for s in before:
+            self.assertAlmostEqual(examples[s] / (rates[s] * 16), 3, delta=1e-4, msg=f"step {s}")
+        for s in after:
+            self.assertAlmostEqual(examples[s] / (rates[s] * 16), 2, delta=1e-4, msg=f"step {s}")
 
     def test_summary_dir_moves_the_event_files(self):
         summaries = tempfile.mkdtemp(prefix="disttrain-summaries-")

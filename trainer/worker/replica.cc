@@ -151,6 +151,7 @@ class Replica {
   absl::Time rate_since_ = absl::InfiniteFuture();
   int64_t rate_local_steps_ = 0;
   bool rate_window_closed_ = false;
+  int live_replicas_ = 0;  // the training replicas server 0 counts live (0: not heard yet)
   int64_t local_steps_ = 0;
   absl::Time summary_since_ = absl::InfiniteFuture();
   int64_t summary_step_ = 0;
@@ -312,7 +313,10 @@ int Replica::Run(const std::atomic<bool>& stop) {
       continue;
     }
     Recovered();
-    if (r->live_replicas > 0) scheme_->SetLiveReplicas(r->live_replicas);
+    if (r->live_replicas > 0) {
+      live_replicas_ = r->live_replicas;
+      scheme_->SetLiveReplicas(r->live_replicas);
+    }
     if (pushed && sync_) want = r->dropped ? r->global_step : grad_step + 1;
     // A server restarted since the last step: the chief restored every server from a checkpoint,
     // so resume at the restored step; waiting for the step after this replica's last push would
@@ -455,13 +459,16 @@ void Replica::Record(int64_t step, float loss) {
   std::vector<std::pair<std::string, float>> scalars = {{"loss", loss}};
   if (const double seconds = absl::ToDoubleSeconds(now - summary_since_);
       seconds > 0 && step > summary_step_) {
-    // A global step is one replica's commit (its local steps times its towers' batches), or
-    // the aggregate of replicas-to-aggregate commits in synchronous schemes.
+    // A global step is one replica's commit (its local steps times its towers' batches), or in
+    // synchronous schemes the aggregate of one commit per live replica (at most
+    // replicas-to-aggregate): the count the servers reply, TF_CONFIG's before the first reply.
     const double steps_per_second = static_cast<double>(step - summary_step_) / seconds;
+    const int live = live_replicas_ > 0 ? live_replicas_ : spec_.num_replicas();
     const int64_t batches =
         batches_per_commit *
         (!sync_ ? 1
-                : (o_.replicas_to_aggregate > 0 ? o_.replicas_to_aggregate : spec_.num_replicas()));
+                : (o_.replicas_to_aggregate > 0 ? std::min<int64_t>(o_.replicas_to_aggregate, live)
+                                                : live));
     scalars.emplace_back("global_step/sec", static_cast<float>(steps_per_second));
     scalars.emplace_back("examples/sec",
                          static_cast<float>(steps_per_second * batches * o_.batch_size));
