@@ -1,5 +1,7 @@
 #include "operator/policy/tf_config_builder.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "operator/api/names.h"
 
@@ -69,20 +71,37 @@ std::optional<std::string> TfConfigText(const api::DistributedTraining& job, api
   if (!dense || !job.spec.tf_config.sparse_workers) {
     return dense ? std::optional<std::string>(SerializeTfConfig(*dense)) : std::nullopt;
   }
-  const std::string ps_role(api::ReplicaTypeRole(api::ReplicaType::kPS));
-  const std::string worker_role(api::ReplicaTypeRole(api::ReplicaType::kWorker));
-  std::vector<std::string> all_ps = dense->cluster[ps_role];
-  nlohmann::ordered_json workers = nlohmann::ordered_json::object();
-  nlohmann::ordered_json ps = nlohmann::ordered_json::array();
-  if (type == api::ReplicaType::kWorker) {
-    workers[absl::StrCat(index)] = dense->cluster[worker_role].at(index);
-    for (const std::string& host : all_ps) ps.push_back(host);
-  } else if (type == api::ReplicaType::kPS) {
-    ps.push_back(all_ps.at(index));
+  if (type == api::ReplicaType::kPS) {
+    // A parameter server receives the training replicas' tensors (TensorFlow's receiver asks
+    // the sender), so it must know each one that may come: the chief and every worker up to
+    // elasticPolicy.maxReplicas. The evaluator never sends it anything.
+    api::DistributedTraining widest = job;
+    widest.spec.replica_specs.erase(api::ReplicaType::kEvaluator);
+    auto workers = widest.spec.replica_specs.find(api::ReplicaType::kWorker);
+    if (workers != widest.spec.replica_specs.end() && job.spec.elastic_policy) {
+      workers->second.replicas =
+          std::max(workers->second.replicas, job.spec.elastic_policy->max_replicas);
+    }
+    std::optional<TfConfig> wide = BuildTfConfig(widest, type, index, options);
+    return wide ? std::optional<std::string>(SerializeTfConfig(*wide)) : std::nullopt;
   }
-  nlohmann::ordered_json config = {
-      {"cluster", {{"worker", std::move(workers)}, {"ps", std::move(ps)}}},
-      {"task", {{"type", dense->task_type}, {"index", index}}}};
+  const std::string ps_role(api::ReplicaTypeRole(api::ReplicaType::kPS));
+  const std::string own_role(api::RoleName(job.spec, type));
+  nlohmann::ordered_json ps = nlohmann::ordered_json::array();
+  for (const std::string& host : dense->cluster[ps_role]) ps.push_back(host);
+  nlohmann::ordered_json cluster;
+  if (type == api::ReplicaType::kWorker) {
+    cluster["worker"] = {{absl::StrCat(index), dense->cluster[own_role].at(index)}};
+    cluster["ps"] = std::move(ps);
+  } else if (type == api::ReplicaType::kChief) {
+    cluster[own_role] = {dense->cluster[own_role].at(index)};
+    cluster["ps"] = std::move(ps);
+  } else {  // the evaluator: nobody (it reads checkpoints)
+    cluster["worker"] = nlohmann::ordered_json::object();
+    cluster["ps"] = nlohmann::ordered_json::array();
+  }
+  nlohmann::ordered_json config = {{"cluster", std::move(cluster)},
+                                   {"task", {{"type", dense->task_type}, {"index", index}}}};
   return config.dump();
 }
 

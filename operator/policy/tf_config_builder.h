@@ -33,10 +33,13 @@ std::optional<TfConfig> BuildTfConfig(const api::DistributedTraining& job, api::
                                       int index, const BuildOptions& options);
 
 // The TF_CONFIG text replica `index` of `type` receives: BuildTfConfig's, or with
-// spec.tfConfig sparse_workers (TFJob's enableDynamicWorker) TensorFlow's sparse cluster spec as
-// the training-operator writes it: a worker sees the ps tasks and itself
-// ({"cluster":{"worker":{"1":host},"ps":[...]},"task":{...}}), a ps itself only, other roles
-// nobody. nullopt when the job has one replica.
+// spec.tfConfig sparse_workers (TFJob's enableDynamicWorker) TensorFlow's sparse cluster spec: a
+// worker sees the ps tasks and itself ({"cluster":{"worker":{"1":host},"ps":[...]},"task":{...}},
+// as the training-operator writes it), the chief the same with its own role; a ps sees every ps,
+// the chief and every worker up to elasticPolicy.maxReplicas (the training-operator gives it
+// itself only, with which TensorFlow's parameter server cannot receive a worker's gradients:
+// "No worker known as /job:worker/replica:0/task:1"); the evaluator nobody. nullopt when the job
+// has one replica.
 std::optional<std::string> TfConfigText(const api::DistributedTraining& job, api::ReplicaType type,
                                         int index, const BuildOptions& options);
 

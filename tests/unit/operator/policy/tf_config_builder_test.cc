@@ -3,6 +3,7 @@
 #include <functional>
 #include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/api/names.h"
 #include "tests/unit/testing/job_builder.h"
@@ -11,6 +12,7 @@ namespace disttrain::policy {
 namespace {
 
 using api::ReplicaType;
+using ::testing::HasSubstr;
 using testing::JobBuilder;
 
 struct Case {
@@ -144,11 +146,23 @@ TEST(SparseTfConfigTest, GivesWhatTheTrainingOperatorWritesForDynamicWorkers) {
   EXPECT_EQ(
       text(ReplicaType::kWorker, 1),
       R"({"cluster":{"worker":{"1":"d-worker-1.default.svc:2222"},"ps":["d-ps-0.default.svc:2222","d-ps-1.default.svc:2222"]},"task":{"type":"worker","index":1}})");
+  // The chief trains as a worker does: the ps tasks and itself.
+  EXPECT_EQ(
+      text(ReplicaType::kChief, 0),
+      R"({"cluster":{"chief":["d-chief-0.default.svc:2222"],"ps":["d-ps-0.default.svc:2222","d-ps-1.default.svc:2222"]},"task":{"type":"chief","index":0}})");
+  // A ps must know every training replica that may send it gradients (TensorFlow's receiver
+  // asks the sender): every ps, the chief, the workers.
   EXPECT_EQ(
       text(ReplicaType::kPS, 1),
-      R"({"cluster":{"worker":{},"ps":["d-ps-1.default.svc:2222"]},"task":{"type":"ps","index":1}})");
-  EXPECT_EQ(text(ReplicaType::kChief, 0),
-            R"({"cluster":{"worker":{},"ps":[]},"task":{"type":"chief","index":0}})");
+      R"({"cluster":{"chief":["d-chief-0.default.svc:2222"],"ps":["d-ps-0.default.svc:2222","d-ps-1.default.svc:2222"],"worker":["d-worker-0.default.svc:2222","d-worker-1.default.svc:2222"]},"task":{"type":"ps","index":1},"environment":"cloud"})");
+  // ... up to elasticPolicy.maxReplicas, so a worker scaled in later can train.
+  job.spec.elastic_policy = api::ElasticPolicy{1, 4};
+  EXPECT_THAT(text(ReplicaType::kPS, 0),
+              HasSubstr(R"("worker":["d-worker-0.default.svc:2222","d-worker-1.default.svc:2222",)"
+                        R"("d-worker-2.default.svc:2222","d-worker-3.default.svc:2222"])"));
+  EXPECT_EQ(
+      text(ReplicaType::kWorker, 1),
+      R"({"cluster":{"worker":{"1":"d-worker-1.default.svc:2222"},"ps":["d-ps-0.default.svc:2222","d-ps-1.default.svc:2222"]},"task":{"type":"worker","index":1}})");
   job.spec.tf_config.sparse_workers = false;
   EXPECT_EQ(text(ReplicaType::kWorker, 1),
             SerializeTfConfig(*BuildTfConfig(job, ReplicaType::kWorker, 1, BuildOptions{})));
