@@ -10,7 +10,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-schemes cuda format clean help
+.PHONY: deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-lost-node bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -96,6 +96,9 @@ bench-peer: tools peer cluster-up ## Our operator against Kubeflow's training-op
 	@cmake --build $(BUILD_DIR)/release --target disttrain-operator bare_client >/dev/null
 	@python3 bench/peer/peer_bench.py --bin $(BUILD_DIR)/release/bin --runs 3 --write-docs \
 	  --only disttrain,disttrain-apf,peer-defaults,peer-matched,bare-same,bare-client --flamegraph docs/operator-flamegraph.svg
+
+bench-lost-node: build tools peer cluster-up ## A node lost under a job: pods replaced, ours (30 s, 300 s) against the peer (docs/operations.md; ~20 min).
+	@python3 bench/lost_node.py --runs 3 --long-runs 1
 
 bench-scale: tools peer cluster-up ## 10,000 jobs x 7 pods on 40 simulated nodes, the bare client on the same jobs, the peer on 1,000 (docs/operations.md; hours here).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
