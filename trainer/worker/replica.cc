@@ -1,4 +1,6 @@
 // The training loop of the chief and the workers (see roles.h).
+#include "trainer/worker/internal/replica.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -24,138 +26,66 @@
 #include "trainer/worker/schemes/worker_scheme.h"
 
 namespace disttrain::trainer {
-namespace {
+namespace internal {
 
-class Replica {
- public:
-  Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup, SchemeConfig scheme)
-      : spec_(spec),
-        o_(o),
-        setup_(std::move(setup)),
-        chief_(spec.role == Role::kChief),
-        sync_(IsSynchronous(scheme.scheme)),
-        towers_(static_cast<int>(o.local_replicas)),
-        scheme_(MakeWorkerScheme(scheme, spec.replica_rank)),
-        variables_(setup_.model->Variables()),
-        client_(spec.ps, variables_, spec.TaskName(), static_cast<int>(o.ps_connections)) {
-    if (setup_.model->needs_data()) {
-      shard_ = ShardOf(setup_.data, spec.replica_rank, spec.num_replicas());
-      // One iterator per tower, over its own part of the replica's shard: an iterator's batch
-      // lives in its own buffer until its next batch.
-      if (towers_ > 1) {
-        for (int t = 0; t < towers_; ++t) tower_shards_.push_back(ShardOf(shard_, t, towers_));
-      }
-      for (int t = 0; t < towers_; ++t) {
-        batches_.push_back(std::make_unique<BatchIterator>(
-            towers_ > 1 ? &tower_shards_[t] : &shard_, static_cast<int>(o.batch_size),
-            static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank + 104729ull * t));
-      }
-      staged_.assign(towers_, false);
-      unstaged_x_.resize(towers_);
-      unstaged_y_.resize(towers_);
+Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup, SchemeConfig scheme)
+    : spec_(spec),
+      o_(o),
+      setup_(std::move(setup)),
+      chief_(spec.role == Role::kChief),
+      sync_(IsSynchronous(scheme.scheme)),
+      towers_(static_cast<int>(o.local_replicas)),
+      scheme_(MakeWorkerScheme(scheme, spec.replica_rank)),
+      variables_(setup_.model->Variables()),
+      client_(spec.ps, variables_, spec.TaskName(), static_cast<int>(o.ps_connections)) {
+  if (setup_.model->needs_data()) {
+    shard_ = ShardOf(setup_.data, spec.replica_rank, spec.num_replicas());
+    // One iterator per tower, over its own part of the replica's shard: an iterator's batch
+    // lives in its own buffer until its next batch.
+    if (towers_ > 1) {
+      for (int t = 0; t < towers_; ++t) tower_shards_.push_back(ShardOf(shard_, t, towers_));
     }
-    if (chief_) {
-      absl::StatusOr<std::unique_ptr<EventWriter>> w = EventWriter::Open(SummaryDir(o, "train"));
-      if (w.ok()) {
-        summaries_ = *std::move(w);
-      } else {
-        LogWarning("cannot write TensorBoard summaries", {{"error", w.status().ToString()}});
-      }
-    }
-  }
-
-  int Run(const std::atomic<bool>& stop);
-  // Computes the MLP's gradients on `devices` GPUs: one device context per tower, tower t on
-  // GPU t mod `devices`.
-  absl::Status UseCuda(int devices) {
-    const std::vector<VariableSpec> v = setup_.model->Variables();
-    if (v.size() < 4) return absl::InvalidArgumentError("the CUDA kernels need --model mlp");
-    // Kernel and bias per layer: a layer's width is its bias's size.
-    kernels::MlpShape shape;
-    shape.in = static_cast<int>(v[0].size / v[1].size);
-    for (size_t l = 0; l + 1 < v.size() / 2; ++l)
-      shape.hidden.push_back(static_cast<int>(v[2 * l + 1].size));
-    shape.out = static_cast<int>(v.back().size);
     for (int t = 0; t < towers_; ++t) {
-      absl::StatusOr<std::unique_ptr<kernels::CudaMlp>> mlp =
-          kernels::CudaMlp::Create(t % devices, shape, static_cast<int>(o_.batch_size));
-      if (!mlp.ok())
-        return absl::Status(mlp.status().code(), absl::StrCat("tower ", t, " on GPU ", t % devices,
-                                                              ": ", mlp.status().message()));
-      cuda_.push_back(*std::move(mlp));
+      batches_.push_back(std::make_unique<BatchIterator>(
+          towers_ > 1 ? &tower_shards_[t] : &shard_, static_cast<int>(o.batch_size),
+          static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank + 104729ull * t));
     }
-    LogInfo("computing gradients on CUDA devices", {{"task", spec_.TaskName()},
-                                                    {"devices", absl::StrCat(devices)},
-                                                    {"towers", absl::StrCat(towers_)}});
-    return absl::OkStatus();
+    staged_.assign(towers_, false);
+    unstaged_x_.resize(towers_);
+    unstaged_y_.resize(towers_);
   }
+  if (chief_) {
+    absl::StatusOr<std::unique_ptr<EventWriter>> w = EventWriter::Open(SummaryDir(o, "train"));
+    if (w.ok()) {
+      summaries_ = *std::move(w);
+    } else {
+      LogWarning("cannot write TensorBoard summaries", {{"error", w.status().ToString()}});
+    }
+  }
+}
 
- private:
-  // Handles an unreachable or failing peer; false once the retry budget is spent.
-  bool Tolerate(const absl::Status& s);
-  void Recovered();
-  bool AwaitInitialized(int* exit_code);
-  absl::Status InitializeOrRestore();
-  // `final`: the last one, after training (ps 0 holds it for the evaluator when stopping).
-  void SaveCheckpoint(int64_t step, const Params& params, bool final = false);
-  void CheckpointBeforeStopping();
-  // Metrics after every local step; the chief's TensorBoard scalars every --log-every steps.
-  void Record(int64_t step, float loss);
-  // The next batch's loss and gradient at `at`; with --local-replicas N, the mean over N batches
-  // computed by N threads.
-  float Gradient(const Params& at, Params* grads);
-  // Tower t's next batch; with --device cuda it is gathered straight into the GPU's staging
-  // buffer and its upload started.
-  Batch Fetch(int tower);
-  // One tower's batch, on its GPU with --device cuda (staged there by Fetch, or copied now).
-  float TowerGradient(int tower, const Params& at, const Batch& batch, Params* grads);
-  int Finish();
-
-  const ClusterSpec& spec_;
-  const TrainerOptions& o_;
-  Setup setup_;
-  const bool chief_;
-  const bool sync_;
-  const int towers_;
-  std::unique_ptr<WorkerScheme> scheme_;
-  std::vector<Params> tower_grads_;
-  // --device cuda: each tower's device context (empty: the CPU computes); cuda_failed_ once a
-  // GPU failed, after which every tower computes on the CPU.
-  std::vector<std::unique_ptr<kernels::CudaMlp>> cuda_;
-  std::atomic<bool> cuda_failed_ = false;
-  const std::vector<VariableSpec> variables_;
-  PsClient client_;
-  std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
-  Dataset shard_;
-  std::vector<Dataset> tower_shards_;                    // with --local-replicas > 1
-  std::vector<std::unique_ptr<BatchIterator>> batches_;  // by tower; empty without data
-  absl::Time failing_since_ = absl::InfiniteFuture();
-  int64_t last_checkpoint_ = -1;
-  bool usage_error_ = false;
-  absl::Time train_start_ = absl::InfiniteFuture();  // this replica's first step
-  absl::Time train_end_ = absl::InfiniteFuture();    // the pull that reached --steps
-  // From the first step on: time in the exchange with the servers (PushPull, including the
-  // synchronous wait for the other replicas) and in the scheme's round (the gradient's compute,
-  // with --device cuda its copies to and from the GPU). The done event reports both.
-  absl::Duration exchange_time_, round_time_;
-  std::unique_ptr<EventWriter> summaries_;  // the chief's, when it could be opened
-  // By tower: its fetched batch is staged on its GPU. Not vector<bool>: the towers' threads
-  // write their own elements at once.
-  std::vector<char> staged_;
-  // By tower: a batch gathered into the GPU's staging buffer whose upload then failed.
-  std::vector<std::vector<float>> unstaged_x_;
-  std::vector<std::vector<int32_t>> unstaged_y_;
-  // examples/s (metric) over windows of a second from rate_since_, and over the time since the
-  // first step until the first window closes (so a scrape in the first second sees a live rate);
-  // steps/s (summary) since the last summary.
-  absl::Time rate_since_ = absl::InfiniteFuture();
-  int64_t rate_local_steps_ = 0;
-  bool rate_window_closed_ = false;
-  int live_replicas_ = 0;  // the training replicas server 0 counts live (0: not heard yet)
-  int64_t local_steps_ = 0;
-  absl::Time summary_since_ = absl::InfiniteFuture();
-  int64_t summary_step_ = 0;
-};
+absl::Status Replica::UseCuda(int devices) {
+  const std::vector<VariableSpec> v = setup_.model->Variables();
+  if (v.size() < 4) return absl::InvalidArgumentError("the CUDA kernels need --model mlp");
+  // Kernel and bias per layer: a layer's width is its bias's size.
+  kernels::MlpShape shape;
+  shape.in = static_cast<int>(v[0].size / v[1].size);
+  for (size_t l = 0; l + 1 < v.size() / 2; ++l)
+    shape.hidden.push_back(static_cast<int>(v[2 * l + 1].size));
+  shape.out = static_cast<int>(v.back().size);
+  for (int t = 0; t < towers_; ++t) {
+    absl::StatusOr<std::unique_ptr<kernels::CudaMlp>> mlp =
+        kernels::CudaMlp::Create(t % devices, shape, static_cast<int>(o_.batch_size));
+    if (!mlp.ok())
+      return absl::Status(mlp.status().code(), absl::StrCat("tower ", t, " on GPU ", t % devices,
+                                                            ": ", mlp.status().message()));
+    cuda_.push_back(*std::move(mlp));
+  }
+  LogInfo("computing gradients on CUDA devices", {{"task", spec_.TaskName()},
+                                                  {"devices", absl::StrCat(devices)},
+                                                  {"towers", absl::StrCat(towers_)}});
+  return absl::OkStatus();
+}
 
 bool Replica::Tolerate(const absl::Status& s) {
   const absl::Time now = absl::Now();
@@ -363,124 +293,6 @@ int Replica::Run(const std::atomic<bool>& stop) {
   return chief_ ? Finish() : kExitOk;
 }
 
-Batch Replica::Fetch(int tower) {
-  BatchIterator& it = *batches_[tower];
-  if (cuda_.empty() || cuda_failed_) return it.Next();
-  Batch batch;
-  bool filled = false;
-  // A failed stage is not fatal: the tower's call copies the batch itself and reports.
-  staged_[tower] = cuda_[tower]
-                       ->StageBatchFilledBy(it.batch_size(),
-                                            [&](float* x, int32_t* y) {
-                                              batch = it.NextInto(x, y);
-                                              filled = true;
-                                            })
-                       .ok();
-  if (!filled) return it.Next();
-  if (staged_[tower]) return batch;  // the staging buffer holds the rows until it is used
-  // Gathered, but the upload failed: keep the rows where the context cannot reuse them.
-  std::vector<float>& x = unstaged_x_[tower];
-  std::vector<int32_t>& y = unstaged_y_[tower];
-  x.assign(batch.x, batch.x + static_cast<size_t>(batch.n) * batch.dim);
-  y.assign(batch.y, batch.y + batch.n);
-  return {x.data(), y.data(), batch.n, batch.dim};
-}
-
-float Replica::TowerGradient(int tower, const Params& at, const Batch& batch, Params* grads) {
-  if (!cuda_.empty() && !cuda_failed_) {
-    if (grads->size() != at.size()) *grads = ZerosLike(at);
-    std::vector<const float*> p;
-    std::vector<float*> g;
-    for (size_t v = 0; v < at.size(); ++v) {
-      p.push_back(at[v].data());
-      g.push_back((*grads)[v].data());
-    }
-    absl::StatusOr<float> loss =
-        !staged_.empty() && staged_[tower]
-            ? cuda_[tower]->LossAndGradientOfStaged(p, g)
-            : cuda_[tower]->LossAndGradient(p, batch.x, batch.y, batch.n, g);
-    if (!staged_.empty()) staged_[tower] = false;
-    if (loss.ok()) return *loss;
-    if (!cuda_failed_.exchange(true)) {
-      LogError("CUDA gradient failed; computing on the CPU from now on",
-               {{"task", spec_.TaskName()}, {"error", loss.status().ToString()}});
-    }
-  }
-  return setup_.model->LossAndGradient(at, batch, grads);
-}
-
-float Replica::Gradient(const Params& at, Params* grads) {
-  std::vector<Batch> batches(towers_);
-  for (int t = 0; t < towers_ && !batches_.empty(); ++t) batches[t] = Fetch(t);
-  if (towers_ == 1) return TowerGradient(0, at, batches[0], grads);
-  tower_grads_.resize(towers_);
-  std::vector<float> losses(towers_);
-  kernels::ParallelFor(towers_, [&](size_t t) {
-    losses[t] = TowerGradient(static_cast<int>(t), at, batches[t], &tower_grads_[t]);
-  });
-  *grads = tower_grads_[0];
-  for (int t = 1; t < towers_; ++t) AddScaled(grads, 1.0f, tower_grads_[t]);
-  const float inv = 1.0f / static_cast<float>(towers_);
-  for (std::vector<float>& v : *grads) {
-    for (float& x : v) x *= inv;
-  }
-  double loss = 0;
-  for (float l : losses) loss += l;
-  return static_cast<float>(loss / towers_);
-}
-
-void Replica::Record(int64_t step, float loss) {
-  TrainerMetrics& m = Metrics();
-  const int64_t batches = static_cast<int64_t>(scheme_->local_steps()) * towers_;
-  m.global_step->Set({}, static_cast<double>(step));
-  m.loss->Set({}, loss);
-  m.local_steps->Add({}, static_cast<double>(batches));
-  local_steps_ += batches;
-  const absl::Time now = absl::Now();
-  if (rate_since_ == absl::InfiniteFuture()) {
-    rate_since_ = summary_since_ = now;
-    rate_local_steps_ = local_steps_;
-    summary_step_ = step;
-  }
-  if (const double seconds = absl::ToDoubleSeconds(now - rate_since_);
-      seconds >= 1 || (!rate_window_closed_ && seconds > 0)) {
-    m.examples_per_second->Set(
-        {}, static_cast<double>((local_steps_ - rate_local_steps_) * o_.batch_size) / seconds);
-    if (seconds >= 1) {
-      rate_since_ = now;
-      rate_local_steps_ = local_steps_;
-      rate_window_closed_ = true;
-    }
-  }
-  const int64_t batches_per_commit = batches;
-  if (o_.log_every <= 0 || step % o_.log_every != 0) return;
-  EmitEvent({{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
-  if (summaries_ == nullptr) return;
-  std::vector<std::pair<std::string, float>> scalars = {{"loss", loss}};
-  if (const double seconds = absl::ToDoubleSeconds(now - summary_since_);
-      seconds > 0 && step > summary_step_) {
-    // A global step is one replica's commit (its local steps times its towers' batches), or in
-    // synchronous schemes the aggregate of one commit per live replica (at most
-    // replicas-to-aggregate): the count the servers reply, TF_CONFIG's before the first reply.
-    const double steps_per_second = static_cast<double>(step - summary_step_) / seconds;
-    const int live = live_replicas_ > 0 ? live_replicas_ : spec_.num_replicas();
-    const int64_t batches =
-        batches_per_commit *
-        (!sync_ ? 1
-                : (o_.replicas_to_aggregate > 0 ? std::min<int64_t>(o_.replicas_to_aggregate, live)
-                                                : live));
-    scalars.emplace_back("global_step/sec", static_cast<float>(steps_per_second));
-    scalars.emplace_back("examples/sec",
-                         static_cast<float>(steps_per_second * batches * o_.batch_size));
-  }
-  summary_since_ = now;
-  summary_step_ = step;
-  if (absl::Status s = summaries_->WriteScalars(step, scalars); !s.ok()) {
-    LogWarning("stopped writing summaries", {{"error", s.ToString()}});
-    summaries_.reset();
-  }
-}
-
 int Replica::Finish() {
   Params params;
   absl::StatusOr<int64_t> pulled = client_.PullAll(&params);
@@ -519,6 +331,10 @@ int Replica::Finish() {
           {{"global_step", absl::StrCat(*pulled)}, {"loss", absl::StrCat(r.loss)}});
   return kExitOk;
 }
+
+}  // namespace internal
+
+namespace {
 
 // --device cuda: the GPUs this process may use, or why none (a usage error: the pod or the
 // environment gives it no GPU, or the binary has no CUDA kernels).
@@ -562,7 +378,7 @@ int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atom
   }
   TrainerOptions resolved = o;  // --local-replicas 0: a tower per GPU, or one on the CPU
   if (resolved.local_replicas == 0) resolved.local_replicas = std::max(devices, 1);
-  Replica replica(spec, resolved, *std::move(setup), *std::move(scheme));
+  internal::Replica replica(spec, resolved, *std::move(setup), *std::move(scheme));
   if (devices > 0) {
     if (absl::Status s = replica.UseCuda(devices); !s.ok()) {
       LogError("--device cuda", {{"error", s.ToString()}});
