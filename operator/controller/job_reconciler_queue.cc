@@ -124,7 +124,12 @@ bool JobReconciler::Admitted(Pass& p) {
     for (const auto& [type, spec] : p.job.spec.replica_specs) {
       for (const ReplicaObjects& r : desired->replicas) {
         if (r.type != type) continue;
-        pod_sets.push_back({std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod});
+        // An elastic job can start with minReplicas workers: Kueue may admit it partially.
+        const int32_t min_count = type == api::ReplicaType::kWorker && p.job.spec.elastic_policy
+                                      ? p.job.spec.elastic_policy->min_replicas
+                                      : 0;
+        pod_sets.push_back(
+            {std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod, min_count});
         break;
       }
     }
@@ -189,11 +194,28 @@ bool JobReconciler::Admitted(Pass& p) {
       return false;
     }
     p.admission = *std::move(infos);
+    // Partially admitted (an elastic job's Worker PodSet between minCount and count): the job
+    // runs with the workers admitted, its TF_CONFIG naming those, as if scaled to them, until
+    // Kueue admits it again.
+    std::string partial;
+    auto worker = p.job.spec.replica_specs.find(api::ReplicaType::kWorker);
+    auto admitted = p.admission->find(std::string(api::ReplicaTypeRole(api::ReplicaType::kWorker)));
+    if (worker != p.job.spec.replica_specs.end() && admitted != p.admission->end() &&
+        admitted->second.count > 0 && admitted->second.count < worker->second.replicas) {
+      partial = absl::StrCat(" (partially: ", admitted->second.count, " of ",
+                             worker->second.replicas, " workers, elasticPolicy.minReplicas ",
+                             p.job.spec.elastic_policy ? p.job.spec.elastic_policy->min_replicas
+                                                       : admitted->second.count,
+                             ")");
+      worker->second.replicas = admitted->second.count;
+    }
     // Added even when Queued=True was never written (admitted before the first status write):
     // `kubectl wait --for=condition=Queued=false` and the ClusterQueue's name need it.
     const api::Condition* queued = FindCondition(p.status, kQueued);
-    if (queued == nullptr || queued->status || queued->reason != "Admitted") {
-      const std::string message = absl::StrCat("admitted by ClusterQueue ", st.cluster_queue);
+    const std::string message =
+        absl::StrCat("admitted by ClusterQueue ", st.cluster_queue, partial);
+    if (queued == nullptr || queued->status || queued->reason != "Admitted" ||
+        queued->message != message) {
       AddCondition(&p.status, kQueued, false, "Admitted", message, p.now);
       // An event only for a job whose Queued=True was written: a job admitted before its first
       // status write would have it twice (its next pass does not see this one's condition),

@@ -89,6 +89,9 @@ absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& worklo
        workload.value("/status/admission/podSetAssignments"_json_pointer, json::array())) {
     const std::string name = a.value("name", "");
     PodSetInfo& info = out[name];
+    if (const auto c = a.find("count"); c != a.end() && c->is_number_integer()) {
+      info.count = c->get<int32_t>();
+    }
     info.labels["kueue.x-k8s.io/podset"] = name;
     if (!queue.empty()) info.labels["kueue.x-k8s.io/local-queue-name"] = queue;
     if (!cluster_queue.empty()) info.labels["kueue.x-k8s.io/cluster-queue-name"] = cluster_queue;

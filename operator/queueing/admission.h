@@ -44,6 +44,9 @@ WorkloadState ReadWorkload(const nlohmann::json& workload);
 // tolerations of the ResourceFlavors it was assigned, Kueue's labels (podset, local and cluster
 // queue), and the admission checks' podSetUpdates.
 struct PodSetInfo {
+  // The pods admitted (podSetAssignments[].count): fewer than the PodSet's count when Kueue
+  // admitted it partially (down to its minCount); 0 when the assignment does not say.
+  int32_t count = 0;
   std::map<std::string, std::string> node_selector, labels, annotations;
   nlohmann::json tolerations = nlohmann::json::array();
   std::vector<std::string> scheduling_gates;

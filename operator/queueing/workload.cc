@@ -70,7 +70,9 @@ json BuildWorkload(const api::DistributedTraining& job, const std::vector<PodSet
   json sets = json::array();
   for (const PodSetInput& in : pod_sets) {
     if (in.count <= 0) continue;
-    sets.push_back({{"name", in.name}, {"count", in.count}, {"template", TemplateOf(in.pod)}});
+    json set = {{"name", in.name}, {"count", in.count}, {"template", TemplateOf(in.pod)}};
+    if (in.min_count > 0 && in.min_count < in.count) set["minCount"] = in.min_count;
+    sets.push_back(std::move(set));
   }
   json labels = {{api::kLabelManagedBy, api::kManagedByValue},
                  {api::kLabelJobName, job.metadata.name},

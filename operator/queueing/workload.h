@@ -44,6 +44,9 @@ struct PodSetInput {
   std::string name;  // the role: "chief", "ps", "worker", "evaluator"
   int32_t count = 0;
   nlohmann::json pod;  // one replica's pod as the operator creates it
+  // The fewest pods the role can run with (Kueue's partial admission: it admits between
+  // min_count and count when count does not fit); 0 or count: all of them. One PodSet at most.
+  int32_t min_count = 0;
 };
 
 // The WorkloadPriorityClass named by the job's kueue.x-k8s.io/priority-class label.
@@ -56,7 +59,8 @@ struct Priority {
 // name and the operator's managed-by label, Kueue's in-use finalizer, queueName from the job's
 // label, the priority when given, and one PodSet per role with replicas (count, and a template
 // holding the pod's scheduling-relevant spec: containers with their requests, init containers,
-// node selector, affinity, tolerations, priority class, overhead).
+// node selector, affinity, tolerations, priority class, overhead), and minCount where a role can
+// run with fewer (the Worker role of a job with an elasticPolicy).
 nlohmann::json BuildWorkload(const api::DistributedTraining& job,
                              const std::vector<PodSetInput>& pod_sets,
                              const std::optional<Priority>& priority);

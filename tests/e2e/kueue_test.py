@@ -267,6 +267,30 @@ class KueueTest(unittest.TestCase):
             self.assertEqual(self.restarts(n), 0)
         self.assertEqual(self.workload("q5")["spec"]["priority"], 1000)
 
+    def test_an_elastic_job_is_admitted_partially_and_runs_with_the_workers_admitted(self):
+        # 5 workers of 1 GPU against a quota of 3: with elasticPolicy.minReplicas 2 the Worker
+        # PodSet carries minCount 2, Kueue admits 3 (partial admission), and the job runs with
+        # those 3, its TF_CONFIG naming them. Without minCount it would wait for all 5.
+        self.queue_setup(gpus=3)
+        j = job("part", Chief=gpu_role(1, 0), PS=gpu_role(1, 0), Worker=gpu_role(5, 1))
+        j["spec"]["elasticPolicy"] = {"minReplicas": 2, "maxReplicas": 5}
+        apply(queued(j, "lq"), self.ns)
+        self.wait_state("part", "Running", timeout=60)
+        wl = self.workload("part")
+        workers = next(p for p in wl["spec"]["podSets"] if p["name"] == "worker")
+        self.assertEqual((workers["count"], workers["minCount"]), (5, 2))
+        assigned = {a["name"]: a["count"] for a in wl["status"]["admission"]["podSetAssignments"]}
+        self.assertEqual(assigned["worker"], 3)
+        self.assertEqual(sorted(p["metadata"]["name"] for p in self.pods("part")),
+                         ["part-chief-0", "part-ps-0", "part-worker-0", "part-worker-1", "part-worker-2"])
+        queued_condition = self.condition("part", "Queued")
+        self.assertEqual(queued_condition["reason"], "Admitted")
+        self.assertIn("(partially: 3 of 5 workers, elasticPolicy.minReplicas 2)", queued_condition["message"])
+        pod = get_json("pod", "part-worker-0", "-n", self.ns)
+        tf_config = json.loads(next(e["value"] for e in pod["spec"]["containers"][0]["env"] if e["name"] == "TF_CONFIG"))
+        self.assertEqual(len(tf_config["cluster"]["worker"]), 3, tf_config)
+        self.assertEqual(self.job("part")["status"]["replicaStatuses"]["Worker"]["progress"], "3/3")
+
     def test_admitted_pods_carry_their_flavour_and_land_on_its_nodes(self):
         fa, fb = flavor(f"fa-{self.id}", "a"), flavor(f"fb-{self.id}", "b")
         self.queue_setup(gpus=[4, 8], flavors=[fa, fb])

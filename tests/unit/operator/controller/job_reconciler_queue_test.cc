@@ -39,8 +39,9 @@ class QueueTest : public ::testing::Test {
     return all.empty() ? json() : all[0];
   }
   std::string WorkloadName() { return Workload()["metadata"]["name"]; }
-  // Kueue's scheduler: quota reserved and admitted on flavour "a100" (node label gpu=a100).
-  void Admit() {
+  // Kueue's scheduler: quota reserved and admitted on flavour "a100" (node label gpu=a100);
+  // `workers` > 0: the worker PodSet admitted partially, with that many.
+  void Admit(int workers = 0) {
     h.client.Put(kube::kResourceFlavors,
                  {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
                   {"kind", "ResourceFlavor"},
@@ -51,8 +52,9 @@ class QueueTest : public ::testing::Test {
     json wl = Workload();
     json assignments = json::array();
     for (const json& ps : wl["spec"]["podSets"]) {
+      json count = workers > 0 && ps["name"] == "worker" ? json(workers) : ps["count"];
       assignments.push_back(
-          {{"name", ps["name"]}, {"count", ps["count"]}, {"flavors", {{"cpu", "a100"}}}});
+          {{"name", ps["name"]}, {"count", count}, {"flavors", {{"cpu", "a100"}}}});
     }
     wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", assignments}}},
                     {"conditions",
@@ -84,6 +86,41 @@ class QueueTest : public ::testing::Test {
     return std::nullopt;
   }
 };
+
+TEST_F(QueueTest, APartiallyAdmittedElasticJobRunsWithTheWorkersKueueAdmitted) {
+  json job = QueuedJob();
+  job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 4;
+  job["spec"]["elasticPolicy"] = {{"minReplicas", 2}, {"maxReplicas", 4}};
+  h.client.Put(kube::kDistributedTrainings, job);
+  ASSERT_TRUE(h.Pass().ok());
+  const json wl = Workload();
+  const json& workers = wl["spec"]["podSets"][2];
+  ASSERT_EQ(workers["name"], "worker");
+  EXPECT_EQ(workers["count"], 4);
+  EXPECT_EQ(workers["minCount"], 2);
+  Admit(/*workers=*/3);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_TRUE(h.HasPod("dist-worker-2"));
+  EXPECT_FALSE(h.HasPod("dist-worker-3")) << "only the 3 admitted workers run";
+  absl::StatusOr<json> pod = h.client.Get(kube::kPods, "default", "dist-worker-0");
+  ASSERT_TRUE(pod.ok());
+  std::string tf_config;
+  for (const json& e : (*pod)["spec"]["containers"][0]["env"]) {
+    if (e["name"] == "TF_CONFIG") tf_config = e["value"];
+  }
+  EXPECT_NE(tf_config.find("dist-worker-2."), std::string::npos) << tf_config;
+  EXPECT_EQ(tf_config.find("dist-worker-3."), std::string::npos) << "TF_CONFIG names the admitted";
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  const api::JobStatus status = h.Status();
+  const api::Condition* queued = FindCondition(status, kQueued);
+  ASSERT_NE(queued, nullptr);
+  EXPECT_FALSE(queued->status);
+  EXPECT_EQ(queued->message,
+            "admitted by ClusterQueue cq (partially: 3 of 4 workers, elasticPolicy.minReplicas 2)");
+  EXPECT_EQ(h.State(), kRunning);
+  EXPECT_EQ(Workload()["spec"]["podSets"][2]["count"], 4) << "the Workload is not replaced";
+}
 
 TEST_F(QueueTest, AQueuedJobGetsOneOwnedWorkloadAndNoPodUntilAdmitted) {
   ASSERT_TRUE(h.Pass().ok());

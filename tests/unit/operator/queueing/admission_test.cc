@@ -72,7 +72,9 @@ TEST(AdmissionTest, PodSetInfoJoinsFlavoursKueueLabelsAndAdmissionChecks) {
   EXPECT_EQ(worker.labels.at("prov"), "yes");
   EXPECT_EQ(worker.annotations.at("a"), "b");
   ASSERT_EQ(worker.tolerations.size(), 2u) << "a flavour used for two resources counts once";
+  EXPECT_EQ(worker.count, 2);
   const PodSetInfo& ps = infos->at("ps");
+  EXPECT_EQ(ps.count, 1);
   EXPECT_EQ(ps.node_selector.at("spot"), "true");
   EXPECT_TRUE(ps.tolerations.empty());
 }

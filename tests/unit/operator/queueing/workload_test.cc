@@ -63,6 +63,15 @@ TEST(WorkloadTest, HasOnePodSetPerRoleWithWhatKueueCounts) {
   EXPECT_FALSE(spec.contains("volumes"));
 }
 
+TEST(WorkloadTest, AnElasticRoleHasAMinCountForPartialAdmission) {
+  json wl = BuildWorkload(Job(), {{"chief", 1, Pod("1"), 1}, {"worker", 5, Pod("2"), 2}}, {});
+  EXPECT_FALSE(wl["spec"]["podSets"][0].contains("minCount")) << "minCount == count says nothing";
+  EXPECT_EQ(wl["spec"]["podSets"][1]["minCount"], 2);
+  // It is part of what Kueue admits: a changed minimum replaces the Workload.
+  EXPECT_FALSE(
+      Matches(wl, BuildWorkload(Job(), {{"chief", 1, Pod("1")}, {"worker", 5, Pod("2"), 3}}, {})));
+}
+
 TEST(WorkloadTest, MatchesUntilReplicasResourcesQueueOrPriorityChange) {
   const json base = BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, std::nullopt);
   EXPECT_TRUE(Matches(base, BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, std::nullopt)));
