@@ -11,6 +11,7 @@
 #define DISTTRAIN_OPERATOR_CONTROLLER_JOB_RECONCILER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -124,6 +125,11 @@ class JobReconciler : public runtime::Reconciler {
   // A deleted job's Workloads: their finalizer goes once the job's pods are gone.
   std::optional<absl::Duration> ReleaseOrphanWorkloads(const std::string& key);
   bool CreateWorkload(Pass& p, const nlohmann::json& wanted);
+  // MultiKueue's copy of a job: adopts the Workload it prebuilt (kueue.x-k8s.io/prebuilt-
+  // workload-name) once it exists and matches the job (`build_wanted` fills `wanted`); fails the
+  // job when it does not match. False: the job waits.
+  bool AdoptWorkload(Pass& p, const std::string& name, const std::function<bool()>& build_wanted,
+                     const std::optional<nlohmann::json>& wanted);
   void DeleteWorkload(Pass& p, const nlohmann::json& workload, const std::string& why);
   void Suspend(Pass& p);
   void Finish(Pass& p, bool succeeded, const std::string& reason, const std::string& message);

@@ -3,6 +3,7 @@
 // admission assigns; an eviction stops them and gives the quota back once they are gone; the
 // Workload learns PodsReady, reclaimablePods and Finished from the job. See job_reconciler.h
 // and docs/kueue.md.
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -78,7 +79,8 @@ absl::Status RemoveFinalizer(kube::KubeClient* client, const std::string& ns,
 void JobReconciler::FindWorkload(Pass& p) {
   if (deps_.workloads == nullptr || queueing::QueueName(p.job).empty()) return;
   p.queued = true;
-  const std::string name = queueing::WorkloadName(p.job);
+  p.prebuilt = !queueing::PrebuiltWorkloadName(p.job).empty();
+  const std::string name = queueing::JobWorkloadName(p.job);
   for (const runtime::ObjectPtr& w : deps_.workloads->ByControllerUid(p.job.metadata.uid)) {
     if (queueing::ReadWorkload(*w).deleting) {  // SyncWorkload releases it
       p.replacing_workload = p.replacing_workload || NameOf(*w) == name;
@@ -109,7 +111,7 @@ bool JobReconciler::SetWorkloadActive(Pass& p, bool active) {
 bool JobReconciler::Admitted(Pass& p) {
   if (!p.queued) return true;
   const std::string queue = queueing::QueueName(p.job);
-  const std::string name = queueing::WorkloadName(p.job);
+  const std::string name = queueing::JobWorkloadName(p.job);
   // The Workload as built from the job now: only when it is to be created, or the job's
   // generation, queue or priority class is not the one the Workload was built from (building
   // it means building every pod of the job).
@@ -149,6 +151,7 @@ bool JobReconciler::Admitted(Pass& p) {
                       "pods are gone"));
     return false;
   }
+  if (p.workload == nullptr && p.prebuilt) return AdoptWorkload(p, name, build_wanted, wanted);
   if (p.workload == nullptr) {
     if (!build_wanted()) return false;
     if (CreateWorkload(p, *wanted)) {
@@ -170,6 +173,11 @@ bool JobReconciler::Admitted(Pass& p) {
     if (!build_wanted()) return false;
     same = st.quota_reserved ? queueing::SamePodSets(*p.workload, *wanted)
                              : queueing::Matches(*p.workload, *wanted);
+  }
+  if (!same && p.prebuilt) {  // MultiKueue's: never replaced here, as Kueue's own controllers do
+    Finish(p, false, "WorkloadOutOfSync",
+           absl::StrCat("the job changed since it adopted the prebuilt Workload ", name));
+    return false;
   }
   if (!same) {
     DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
@@ -241,6 +249,48 @@ bool JobReconciler::Admitted(Pass& p) {
         absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue);
   }
   Hold(p, reason, message);
+  return false;
+}
+
+bool JobReconciler::AdoptWorkload(Pass& p, const std::string& name,
+                                  const std::function<bool()>& build_wanted,
+                                  const std::optional<json>& wanted) {
+  const std::string& ns = p.job.metadata.namespace_name;
+  // Not in the cache until adopted (the informer watches the operator's own Workloads).
+  absl::StatusOr<json> prebuilt = deps_.client->Get(kube::kWorkloads, ns, name);
+  if (kube::IsNotFound(prebuilt.status())) {
+    p.Requeue(kQueueRetry);
+    Hold(p, "WaitingForWorkload",
+         absl::StrCat("waiting for the prebuilt Workload ", name, " (label ",
+                      queueing::kPrebuiltWorkloadLabel, ") to exist"));
+    return false;
+  }
+  if (!prebuilt.ok()) {
+    p.Error("FailedGetWorkload", prebuilt.status());
+    return false;
+  }
+  if (!build_wanted()) return false;
+  if (std::string differ = queueing::PodSetsDiffer(*prebuilt, *wanted); !differ.empty()) {
+    Finish(p, false, "WorkloadOutOfSync",
+           absl::StrCat("the prebuilt Workload ", name, " does not match the job: ", differ));
+    return false;
+  }
+  absl::StatusOr<json> patch = queueing::AdoptPatch(*prebuilt, *wanted);
+  if (!patch.ok()) {
+    p.Requeue(kQueueRetry);
+    Hold(p, "WorkloadNotAdoptable", std::string(patch.status().message()));
+    return false;
+  }
+  if (absl::Status s =
+          deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch);
+      !s.ok()) {
+    p.Error("FailedUpdateWorkload", s);
+    return false;
+  }
+  p.Note("AdoptedWorkload", absl::StrCat("adopted the prebuilt Workload ", name));
+  p.Requeue(absl::Seconds(1));  // the informer shows it now; its add queues no pass
+  Hold(p, "WaitingForAdmission",
+       absl::StrCat("waiting for Kueue to admit the prebuilt Workload ", name), /*quiet=*/true);
   return false;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "operator/api/labels.h"
 
 namespace disttrain::queueing {
@@ -55,6 +56,16 @@ std::string Annotation(const json& obj, const char* key) {
 std::string QueueName(const api::DistributedTraining& job) {
   auto it = job.metadata.labels.find(kQueueNameLabel);
   return it == job.metadata.labels.end() ? "" : it->second;
+}
+
+std::string PrebuiltWorkloadName(const api::DistributedTraining& job) {
+  auto it = job.metadata.labels.find(kPrebuiltWorkloadLabel);
+  return it == job.metadata.labels.end() ? "" : it->second;
+}
+
+std::string JobWorkloadName(const api::DistributedTraining& job) {
+  std::string prebuilt = PrebuiltWorkloadName(job);
+  return prebuilt.empty() ? WorkloadName(job) : prebuilt;
 }
 
 std::string WorkloadName(const api::DistributedTraining& job) {
@@ -162,6 +173,46 @@ bool Matches(const json& existing, const json& wanted) {
          existing.value("/spec/queueName"_json_pointer, std::string()) ==
              wanted.value("/spec/queueName"_json_pointer, std::string()) &&
          priority(existing) == priority(wanted);
+}
+
+std::string PodSetsDiffer(const json& prebuilt, const json& wanted) {
+  auto sets = [](const json& w) {
+    std::vector<std::string> out;
+    for (const json& ps : w.value("/spec/podSets"_json_pointer, json::array())) {
+      std::string one = absl::StrCat(ps.value("name", ""), " ", ps.value("count", 0));
+      if (ps.contains("minCount")) absl::StrAppend(&one, " (min ", ps.value("minCount", 0), ")");
+      out.push_back(std::move(one));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::vector<std::string> have = sets(prebuilt), want = sets(wanted);
+  if (have == want) return "";
+  return absl::StrCat("its podSets are [", absl::StrJoin(have, ", "), "], the job's [",
+                      absl::StrJoin(want, ", "), "]");
+}
+
+absl::StatusOr<json> AdoptPatch(const json& prebuilt, const json& wanted) {
+  const json& ours = wanted["metadata"]["ownerReferences"][0];
+  json owners = json::array();
+  for (const json& o : prebuilt.value("/metadata/ownerReferences"_json_pointer, json::array())) {
+    if (o.value("uid", "") == ours.value("uid", "")) continue;
+    if (o.value("controller", false)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Workload ", prebuilt.value("/metadata/name"_json_pointer, std::string()),
+                       " is controlled by ", o.value("kind", ""), " ", o.value("name", "")));
+    }
+    owners.push_back(o);
+  }
+  owners.push_back(ours);
+  json finalizers = prebuilt.value("/metadata/finalizers"_json_pointer, json::array());
+  if (std::find(finalizers.begin(), finalizers.end(), kResourceInUseFinalizer) == finalizers.end())
+    finalizers.push_back(kResourceInUseFinalizer);
+  return json{{"metadata",
+               {{"labels", wanted["metadata"]["labels"]},
+                {"annotations", wanted["metadata"]["annotations"]},
+                {"ownerReferences", std::move(owners)},
+                {"finalizers", std::move(finalizers)}}}};
 }
 
 }  // namespace disttrain::queueing

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "operator/api/types.h"
 
@@ -38,6 +39,14 @@ std::string QueueName(const api::DistributedTraining& job);
 // "distributedtraining-<job>-<first 5 hex digits of sha1(kind\ngroup\nname\nuid)>", the prefix
 // cut to 247 characters.
 std::string WorkloadName(const api::DistributedTraining& job);
+
+// The Workload MultiKueue made for a job it copied to this (worker) cluster
+// (kueue.x-k8s.io/prebuilt-workload-name), "" when none: the job controller adopts it instead of
+// creating its own.
+std::string PrebuiltWorkloadName(const api::DistributedTraining& job);
+
+// The name of the job's Workload: the prebuilt one, else WorkloadName.
+std::string JobWorkloadName(const api::DistributedTraining& job);
 
 // One role of the job as Kueue counts it.
 struct PodSetInput {
@@ -85,6 +94,18 @@ bool Matches(const nlohmann::json& existing, const nlohmann::json& wanted);
 // Whether only the PodSets match: what counts once quota is reserved (Kueue refuses a change of
 // queueName then, and a new priority class only matters for a Workload still waiting).
 bool SamePodSets(const nlohmann::json& existing, const nlohmann::json& wanted);
+
+// How a prebuilt Workload's PodSets differ from those the job needs (names, counts,
+// minCounts), "" when they agree: Kueue's own job controllers refuse one that does not
+// ("out of sync").
+std::string PodSetsDiffer(const nlohmann::json& prebuilt, const nlohmann::json& wanted);
+
+// The merge patch that makes a prebuilt Workload the job's as if the operator had built it
+// `wanted`: the job as its controller owner, the labels and annotations of `wanted` (so the
+// operator's informer sees it and BuiltFrom holds), Kueue's in-use finalizer. Error when another
+// controller owns it.
+absl::StatusOr<nlohmann::json> AdoptPatch(const nlohmann::json& prebuilt,
+                                          const nlohmann::json& wanted);
 
 }  // namespace disttrain::queueing
 

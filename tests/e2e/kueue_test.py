@@ -291,6 +291,53 @@ class KueueTest(unittest.TestCase):
         self.assertEqual(len(tf_config["cluster"]["worker"]), 3, tf_config)
         self.assertEqual(self.job("part")["status"]["replicaStatuses"]["Worker"]["progress"], "3/3")
 
+    def prebuilt_workload(self, name, counts):
+        """A Workload as MultiKueue creates it in a worker cluster, before the job it copies: no
+        owner, the manager's PodSets and queue."""
+        def pod_set(role, count):
+            requests = {"cpu": "1", "memory": "1Gi"}
+            if role == "worker":
+                requests[GPU] = "1"
+            return {"name": role, "count": count, "template": {"spec": {"containers": [
+                {"name": "tensorflow", "image": "registry.example/trainer:1",
+                 "resources": {"requests": requests, "limits": {GPU: "1"} if role == "worker" else {}}}]}}}
+        apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+               "metadata": {"name": name, "labels": {"kueue.x-k8s.io/multikueue-origin": "manager"}},
+               "spec": {"queueName": "lq", "podSets": [pod_set(r, n) for r, n in counts.items()]}}, self.ns)
+
+    def test_a_job_copied_by_multikueue_adopts_its_prebuilt_workload(self):
+        # MultiKueue's worker-cluster side: the job arrives labelled with the Workload made for it
+        # (kueue.x-k8s.io/prebuilt-workload-name). The operator adopts that Workload (controller
+        # owner, its labels) instead of making its own, Kueue admits it, the job runs and the
+        # Workload is Finished. One whose PodSets do not match the job fails the job, as Kueue's
+        # own controllers refuse it ("out of sync").
+        self.queue_setup(gpus=8)
+        self.prebuilt_workload("copy-remote", {"chief": 1, "ps": 1, "worker": 2})
+        j = queued(job("copy", Chief=gpu_role(1, 0, 0, 5), PS=gpu_role(1, 0), Worker=gpu_role(2, 1)), "lq")
+        j["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "copy-remote"
+        apply(j, self.ns)
+        self.wait_state("copy", "Succeeded", timeout=90)
+        workloads = get_json("workloads.kueue.x-k8s.io", "-n", self.ns)["items"]
+        self.assertEqual([w["metadata"]["name"] for w in workloads], ["copy-remote"], "no Workload of its own")
+        wl = workloads[0]
+        owner = next(o for o in wl["metadata"]["ownerReferences"] if o.get("controller"))
+        self.assertEqual((owner["kind"], owner["name"], owner["uid"]),
+                         ("DistributedTraining", "copy", self.job("copy")["metadata"]["uid"]))
+        self.assertEqual(wl["metadata"]["labels"]["kueue.x-k8s.io/multikueue-origin"], "manager")
+        wait_until("the Workload Finished", lambda: (c := self.wl_condition(
+            get_json("workloads.kueue.x-k8s.io", "copy-remote", "-n", self.ns), "Finished")) and c, timeout=30)
+        self.assertIn(("AdoptedWorkload", "adopted the prebuilt Workload copy-remote"), self.events("copy"))
+
+        self.prebuilt_workload("bad-remote", {"chief": 1, "worker": 2})
+        b = queued(job("bad", Chief=gpu_role(1, 0), Worker=gpu_role(3, 1)), "lq")
+        b["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "bad-remote"
+        apply(b, self.ns)
+        failed = self.wait_state("bad", "Failed", timeout=30)
+        c = next(c for c in failed["status"]["conditions"] if c["type"] == "Failed")
+        self.assertEqual(c["reason"], "WorkloadOutOfSync")
+        self.assertIn("its podSets are [chief 1, worker 2], the job's [chief 1, worker 3]", c["message"])
+        self.assertEqual(self.pods("bad"), [])
+
     def test_admitted_pods_carry_their_flavour_and_land_on_its_nodes(self):
         fa, fb = flavor(f"fa-{self.id}", "a"), flavor(f"fb-{self.id}", "b")
         self.queue_setup(gpus=[4, 8], flavors=[fa, fb])

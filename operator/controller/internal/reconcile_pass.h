@@ -49,9 +49,10 @@ struct ReconcilePass {
   std::optional<std::map<std::string, queueing::PodSetInfo>> admission;
   bool release_quota = false;
   bool replacing_workload = false;  // the job's Workload of its own name is being deleted
-  bool created_pods = false;        // this pass created at least one pod
-  bool created_workload = false;    // this pass created the job's Kueue Workload
-  bool deleted = false;             // the job itself was deleted (TTL)
+  bool prebuilt = false;      // MultiKueue's copy: its Workload is prebuilt, to adopt, never made
+  bool created_pods = false;  // this pass created at least one pod
+  bool created_workload = false;  // this pass created the job's Kueue Workload
+  bool deleted = false;           // the job itself was deleted (TTL)
   // The job finished in this pass: its pods are cleaned up once the status saying so is
   // written. Deleting them first would, if the write failed, leave a job that the next pass
   // sees unfinished with its pods gone, and it would create them again.

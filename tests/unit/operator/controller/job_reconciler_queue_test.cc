@@ -122,6 +122,39 @@ TEST_F(QueueTest, APartiallyAdmittedElasticJobRunsWithTheWorkersKueueAdmitted) {
   EXPECT_EQ(Workload()["spec"]["podSets"][2]["count"], 4) << "the Workload is not replaced";
 }
 
+TEST_F(QueueTest, AJobCopiedByMultiKueueWaitsForItsPrebuiltWorkloadAndAdoptsIt) {
+  json job = QueuedJob();
+  job["metadata"]["labels"][queueing::kPrebuiltWorkloadLabel] = "remote";
+  h.client.Put(kube::kDistributedTrainings, job);
+  absl::StatusOr<runtime::ReconcileResult> waiting = h.Pass();
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty()) << "it never makes its own";
+  const api::JobStatus status = h.Status();
+  ASSERT_NE(FindCondition(status, kQueued), nullptr);
+  EXPECT_EQ(FindCondition(status, kQueued)->reason, "WaitingForWorkload");
+  ASSERT_TRUE(waiting->requeue_after.has_value());
+  EXPECT_LE(*waiting->requeue_after, absl::Seconds(5)) << "the Workload's add queues no pass";
+  // MultiKueue creates it: the PodSets of the job, no owner.
+  Harness probe{QueuedJob(), /*kueue=*/true};
+  ASSERT_TRUE(probe.Pass().ok());
+  json remote = probe.client.Objects(kube::kWorkloads)[0];
+  json prebuilt = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                   {"kind", "Workload"},
+                   {"metadata", {{"name", "remote"}, {"namespace", "default"}}},
+                   {"spec", remote["spec"]}};
+  h.client.Put(kube::kWorkloads, prebuilt);
+  ASSERT_TRUE(h.Pass().ok());
+  std::vector<json> all = h.client.Objects(kube::kWorkloads);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0]["metadata"]["ownerReferences"][0]["uid"], "job-uid");
+  EXPECT_EQ(h.events.Count("AdoptedWorkload"), 1);
+  EXPECT_TRUE(h.PodNames().empty()) << "no pod before Kueue admits it";
+  Admit();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.PodNames().size(), kAllPods.size());
+  EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
+}
+
 TEST_F(QueueTest, AQueuedJobGetsOneOwnedWorkloadAndNoPodUntilAdmitted) {
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_TRUE(h.PodNames().empty());

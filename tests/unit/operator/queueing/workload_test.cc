@@ -129,3 +129,51 @@ TEST(WorkloadTest, QueueNameIsTheLabelOrNothing) {
 
 }  // namespace
 }  // namespace disttrain::queueing
+
+namespace disttrain::queueing {
+namespace {
+
+// MultiKueue's copy of a job in a worker cluster: its Workload is prebuilt, to adopt.
+TEST(PrebuiltWorkloadTest, TheLabelNamesTheWorkloadToAdopt) {
+  api::DistributedTraining job = Job();
+  EXPECT_EQ(PrebuiltWorkloadName(job), "");
+  EXPECT_EQ(JobWorkloadName(job), WorkloadName(job));
+  job.metadata.labels[kPrebuiltWorkloadLabel] = "job-dist-abcde";
+  EXPECT_EQ(JobWorkloadName(job), "job-dist-abcde");
+}
+
+TEST(PrebuiltWorkloadTest, PodSetsThatDifferAreNamed) {
+  const json wanted = BuildWorkload(Job(), {{"chief", 1, Pod("1")}, {"worker", 3, Pod("2")}}, {});
+  json prebuilt = {{"metadata", {{"name", "pre"}}}, {"spec", wanted["spec"]}};
+  EXPECT_EQ(PodSetsDiffer(prebuilt, wanted), "");
+  prebuilt["spec"]["podSets"][1]["count"] = 4;
+  EXPECT_EQ(PodSetsDiffer(prebuilt, wanted),
+            "its podSets are [chief 1, worker 4], the job's [chief 1, worker 3]");
+}
+
+TEST(PrebuiltWorkloadTest, AdoptionMakesTheJobItsControllerAndKeepsOtherOwners) {
+  const json wanted = BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, {});
+  json prebuilt = {{"metadata",
+                    {{"name", "pre"},
+                     {"labels", {{"kueue.x-k8s.io/multikueue-origin", "manager"}}},
+                     {"ownerReferences", {{{"kind", "ConfigMap"}, {"name", "x"}, {"uid", "u1"}}}}}},
+                   {"spec", wanted["spec"]}};
+  absl::StatusOr<json> patch = AdoptPatch(prebuilt, wanted);
+  ASSERT_TRUE(patch.ok()) << patch.status();
+  const json& meta = (*patch)["metadata"];
+  ASSERT_EQ(meta["ownerReferences"].size(), 2u);
+  EXPECT_EQ(meta["ownerReferences"][1]["uid"], "job-uid");
+  EXPECT_TRUE(meta["ownerReferences"][1]["controller"].get<bool>());
+  EXPECT_EQ(meta["labels"]["kueue.x-k8s.io/job-uid"], "job-uid");
+  EXPECT_EQ(meta["labels"], wanted["metadata"]["labels"]);
+  EXPECT_EQ(meta["finalizers"], json({kResourceInUseFinalizer}));
+  EXPECT_TRUE(BuiltFrom(
+      json{{"metadata", {{"annotations", meta["annotations"]}}}, {"spec", wanted["spec"]}}, Job()))
+      << "once adopted it stands for this generation of the job";
+
+  prebuilt["metadata"]["ownerReferences"][0]["controller"] = true;
+  EXPECT_FALSE(AdoptPatch(prebuilt, wanted).ok()) << "another controller's Workload is not taken";
+}
+
+}  // namespace
+}  // namespace disttrain::queueing
