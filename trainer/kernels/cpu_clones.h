@@ -9,7 +9,9 @@
 #ifndef DISTTRAIN_TRAINER_KERNELS_CPU_CLONES_H_
 #define DISTTRAIN_TRAINER_KERNELS_CPU_CLONES_H_
 
-#if defined(__x86_64__)
+// Not under ThreadSanitizer: the ifunc resolver runs while the dynamic loader relocates, before
+// TSan's runtime exists, and its instrumented entry crashes there (scripts/sanitize.sh).
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define DISTTRAIN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define DISTTRAIN_CPU_CLONES

@@ -10,6 +10,7 @@
 #include "operator/policy/failure_policy.h"
 #include "operator/policy/restart_policy.h"
 #include "tests/unit/testing/job_builder.h"
+#include "tests/unit/testing/pods_by_replica.h"
 
 namespace disttrain::policy {
 namespace {
@@ -38,11 +39,7 @@ PodState Worker(int index, PodPhase phase, std::optional<int> exit_code = {}, in
   return p;
 }
 
-PodsByReplica Pods(std::vector<PodState> list) {
-  PodsByReplica out;
-  for (PodState& p : list) out[{p.type, p.index}] = std::move(p);
-  return out;
-}
+PodsByReplica Pods(std::vector<PodState> list) { return testing::PodsByReplica(std::move(list)); }
 
 // A chief, 1 PS and 4 workers (restartPolicy `policy`), elasticPolicy 2..4, backoffLimit 2.
 api::DistributedTraining Elastic(api::RestartPolicy policy = api::RestartPolicy::kNever,

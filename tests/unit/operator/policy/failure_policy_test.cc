@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/testing/job_builder.h"
+#include "tests/unit/testing/pods_by_replica.h"
 
 namespace disttrain::policy {
 namespace {
@@ -31,11 +32,7 @@ PodState Pod(ReplicaType type, int index, PodPhase phase, std::optional<int> exi
   return p;
 }
 
-PodsByReplica Pods(std::vector<PodState> list) {
-  PodsByReplica out;
-  for (PodState& p : list) out[{p.type, p.index}] = std::move(p);
-  return out;
-}
+PodsByReplica Pods(std::vector<PodState> list) { return testing::PodsByReplica(std::move(list)); }
 
 // Chief ExitCode, 1 PS OnFailure, 2 workers OnFailure, backoffLimit 3.
 api::DistributedTraining Job() {
