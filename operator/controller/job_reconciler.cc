@@ -391,7 +391,7 @@ bool JobReconciler::CheckInPlaceRestarts(Pass& p) {
                      pod.name, " restarted in place ", pod.restart_count, " times",
                      pod.exit_code ? absl::StrCat(" (last exit code ", *pod.exit_code, ")") : "",
                      " and the job's restarts exceed backoffLimit ", BackoffLimit(p.job)),
-                 /*also=*/0, p.now));
+                 /*also=*/static_cast<int>(i), p.now));
       p.replace.push_back(pod);
     }
     if (!aside.empty()) return true;
