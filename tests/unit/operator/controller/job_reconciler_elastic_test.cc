@@ -96,7 +96,8 @@ TEST(JobReconcilerElasticTest, AWorkerRestartingInPlacePastBackoffLimitIsSetAsid
   h.SetPod("dist-worker-1", "Running", 0, /*restarts=*/2, /*ready=*/false);  // 2 > limit 1
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_NE(h.State(), kFailed);
-  const api::SetAsideReplica* e = Entry(h.Status(), 1);
+  const api::JobStatus status = h.Status();
+  const api::SetAsideReplica* e = Entry(status, 1);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->restarts, 2);
   EXPECT_FALSE(h.HasPod("dist-worker-1"));
