@@ -449,7 +449,8 @@ void JobReconciler::UpdateCounts(Pass& p) {
     }
     std::sort(rs.succeeded_indexes.begin(), rs.succeeded_indexes.end());
     // A worker scaled away is no longer set aside.
-    std::erase_if(rs.set_aside, [&](const auto& e) { return e.index >= spec.replicas; });
+    const int32_t wanted = spec.replicas;  // (clang captures no structured binding)
+    std::erase_if(rs.set_aside, [wanted](const auto& e) { return e.index >= wanted; });
     for (const api::SetAsideReplica& e : rs.set_aside) live_restarts += e.restarts;
     rs.active = active;
     rs.failed = failed;

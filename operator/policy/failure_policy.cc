@@ -64,14 +64,18 @@ FailureDecision DecideFailures(const api::DistributedTraining& job, const api::J
     const api::ReplicaSpec& spec = job.spec.replica_specs.at(type);
     const std::string what = DescribeExit(pod);
     // A failure that would end the job: an elastic job's worker is set aside when it may be.
+    // (Named copies: a lambda may not capture structured bindings before C++20's clang 16.)
+    const api::ReplicaType role = type;
+    const int replica = index;
+    const PodState& failed = pod;
     auto set_aside = [&](const std::string& why) {
-      if (type != api::ReplicaType::kWorker ||
-          !MaySetAside(job, status, index, static_cast<int>(d.set_aside.size()), now)) {
+      if (role != api::ReplicaType::kWorker ||
+          !MaySetAside(job, status, replica, static_cast<int>(d.set_aside.size()), now)) {
         return false;
       }
       d.set_aside.push_back(
-          SetAside(job, status, pod, why, static_cast<int>(d.set_aside.size()), now));
-      d.replace.push_back(pod);
+          SetAside(job, status, failed, why, static_cast<int>(d.set_aside.size()), now));
+      d.replace.push_back(failed);
       return true;
     };
     switch (OnPodFailed(type, spec.restart_policy, pod)) {
