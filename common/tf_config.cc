@@ -20,6 +20,21 @@ absl::Status Invalid(absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("TF_CONFIG: ", message));
 }
 
+// "host:port" with a host and a port from 1 to 65535 ("[::1]:2222" for IPv6). gRPC reads a port
+// out of that range modulo 65536 and would listen on some other port.
+bool IsHostPort(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  if (colon == absl::string_view::npos || colon == 0) return false;
+  const absl::string_view port = address.substr(colon + 1);
+  if (port.empty() || port.size() > 5) return false;
+  int value = 0;
+  for (char c : port) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  return value >= 1 && value <= 65535;
+}
+
 }  // namespace
 
 std::string SerializeTfConfig(const TfConfig& config) {
@@ -53,6 +68,11 @@ absl::StatusOr<TfConfig> ParseTfConfig(absl::string_view text) {
     for (const auto& h : hosts) {
       if (!h.is_string() || h.get<std::string>().empty()) {
         return Invalid(absl::StrCat("cluster.", role_in, " must hold \"host:port\" strings"));
+      }
+      if (!IsHostPort(h.get<std::string>())) {
+        return Invalid(absl::StrCat("cluster.", role_in, "[", out.size(), "] \"",
+                                    h.get<std::string>(),
+                                    "\" is not host:port with a port from 1 to 65535"));
       }
       out.push_back(h.get<std::string>());
     }

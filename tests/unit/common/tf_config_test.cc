@@ -37,6 +37,13 @@ TEST(TfConfigTest, ParseReadsBackWhatSerializeWrote) {
   EXPECT_EQ(*parsed, config);
 }
 
+TEST(TfConfigTest, AcceptsIpv6HostsAndTheWholePortRange) {
+  absl::StatusOr<TfConfig> parsed = ParseTfConfig(
+      R"({"cluster":{"ps":["[::1]:1","ps-0.dist.ns.svc:65535"]},"task":{"type":"ps","index":0}})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->cluster.at("ps")[0], "[::1]:1");
+}
+
 TEST(TfConfigTest, ReadsMasterAsChief) {
   absl::StatusOr<TfConfig> parsed = ParseTfConfig(
       R"({"cluster":{"master":["m:1"],"worker":["w:1"]},"task":{"type":"master","index":0}})");
@@ -94,6 +101,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"HostNotAString",
                   R"({"cluster":{"worker":[1]},"task":{"type":"worker","index":0}})",
                   "must hold \"host:port\" strings"},
+        BadConfig{"PortPastTheLast",
+                  R"({"cluster":{"ps":["ps-0:2222","ps-1:99999"]},"task":{"type":"ps","index":0}})",
+                  "cluster.ps[1] \"ps-1:99999\" is not host:port with a port from 1 to 65535"},
+        BadConfig{"NoPort", R"({"cluster":{"worker":["w-0"]},"task":{"type":"worker","index":0}})",
+                  "cluster.worker[0] \"w-0\" is not host:port"},
+        BadConfig{"PortNotANumber",
+                  R"({"cluster":{"worker":["w-0:http"]},"task":{"type":"worker","index":0}})",
+                  "is not host:port"},
+        BadConfig{"PortZero",
+                  R"({"cluster":{"worker":["w-0:0"]},"task":{"type":"worker","index":0}})",
+                  "is not host:port"},
+        BadConfig{"NoHost",
+                  R"({"cluster":{"worker":[":2222"]},"task":{"type":"worker","index":0}})",
+                  "is not host:port"},
         BadConfig{"IndexNotAnInteger",
                   R"({"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":"0"}})",
                   "task.index must be an integer"}),
