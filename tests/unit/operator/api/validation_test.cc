@@ -5,8 +5,6 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operator/api/defaults.h"
-#include "operator/api/names.h"
 #include "tests/unit/testing/job_builder.h"
 
 namespace disttrain::api {
@@ -147,72 +145,6 @@ TEST(ValidationTest, ReportsEveryViolationAtOnce) {
   absl::Status s = Validate(JobBuilder("a").Chief(2).Evaluator(3).Build());
   EXPECT_THAT(std::string(s.message()), HasSubstr("at most one chief"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("at most one evaluator"));
-}
-
-struct NameCase {
-  std::string name;
-  std::function<DistributedTraining()> job;
-  int max;
-};
-
-class MaxNameTest : public ::testing::TestWithParam<NameCase> {};
-
-TEST_P(MaxNameTest, LeavesRoomForTheLongestGeneratedName) {
-  DistributedTraining job = GetParam().job();
-  EXPECT_EQ(MaxJobNameLength(job.spec), GetParam().max);
-  // The longest allowed name yields names of at most 63 characters, one more breaks the limit.
-  for (const auto& [type, spec] : job.spec.replica_specs) {
-    if (spec.replicas == 0) continue;
-    EXPECT_LE(ReplicaName(std::string(GetParam().max, 'x'), type, spec.replicas - 1).size(), 63u);
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, MaxNameTest,
-    ::testing::Values(
-        NameCase{"Workers", [] { return JobBuilder("a").Workers(3).Build(); }, 54},
-        NameCase{"TenWorkers", [] { return JobBuilder("a").Workers(10).Build(); }, 54},
-        NameCase{"ElevenWorkers", [] { return JobBuilder("a").Workers(11).Build(); }, 53},
-        NameCase{"Evaluator", [] { return JobBuilder("a").Workers(1).Evaluator().Build(); }, 51},
-        NameCase{"ZeroReplicaRoleIgnored",
-                 [] { return JobBuilder("a").Workers(1).Evaluator(0).Build(); }, 54},
-        NameCase{"PsOnlyWithChief", [] { return JobBuilder("a").Chief().Ps(100).Build(); }, 55}),
-    [](const auto& info) { return info.param.name; });
-
-TEST(DefaultsTest, FillsBackoffLimitAndMinAvailable) {
-  DistributedTraining job = JobBuilder("a").Chief().Ps(2).Workers(3).Scheduling({}).Build();
-  ApplyDefaults(&job);
-  EXPECT_EQ(job.spec.run_policy.backoff_limit, kDefaultBackoffLimit);
-  EXPECT_EQ(job.spec.run_policy.scheduling_policy->min_available, 6);
-}
-
-TEST(DefaultsTest, GivesADistributedTrainingThirtySecondsOnALostNode) {
-  DistributedTraining job = JobBuilder("a").Workers(3).Build();
-  ApplyDefaults(&job);
-  EXPECT_EQ(job.spec.run_policy.node_loss_toleration_seconds, 30);
-  job.spec.run_policy.node_loss_toleration_seconds = 0;
-  ApplyDefaults(&job);
-  EXPECT_EQ(job.spec.run_policy.node_loss_toleration_seconds, 0);
-  job.spec.run_policy.node_loss_toleration_seconds = -1;
-  absl::Status s = Validate(job);
-  EXPECT_THAT(s.message(), ::testing::HasSubstr("spec.runPolicy.nodeLossTolerationSeconds"));
-}
-
-TEST(DefaultsTest, KeepsWhatTheUserSet) {
-  DistributedTraining job = JobBuilder("a").Workers(3).Build();
-  job.spec.run_policy.backoff_limit = 0;
-  SchedulingPolicy p;
-  p.min_available = 2;
-  job.spec.run_policy.scheduling_policy = p;
-  ApplyDefaults(&job);
-  EXPECT_EQ(job.spec.run_policy.backoff_limit, 0);
-  EXPECT_EQ(job.spec.run_policy.scheduling_policy->min_available, 2);
-}
-
-TEST(DefaultsTest, NoSchedulingPolicyStaysAbsent) {
-  DistributedTraining job = JobBuilder("a").Workers(3).Build();
-  ApplyDefaults(&job);
-  EXPECT_FALSE(job.spec.run_policy.scheduling_policy.has_value());
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// DecideFailures: what one pass does about a job's ended pods, as a table of named cases.
+// OnPodFailed (what one failed pod means, by role and restartPolicy) and DecideFailures (what one
+// pass does about a job's ended pods).
 #include "operator/policy/failure_policy.h"
 
 #include <string>
@@ -13,6 +14,7 @@ namespace disttrain::policy {
 namespace {
 
 using api::ReplicaType;
+using api::RestartPolicy;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -144,6 +146,61 @@ TEST(DecideFailuresTest, AFailedEvaluatorWithAPermanentExitIsLeftFailed) {
   EXPECT_THAT(d.restarts, IsEmpty());
   EXPECT_THAT(d.replace, IsEmpty());
 }
+
+PodState Failed(int code, std::string reason = "Error") {
+  PodState p;
+  p.name = "p";
+  p.phase = PodPhase::kFailed;
+  p.exit_code = code;
+  p.reason = std::move(reason);
+  return p;
+}
+
+struct FailureCase {
+  std::string name;
+  ReplicaType type;
+  RestartPolicy policy;
+  PodState pod;
+  FailureAction want;
+};
+
+class FailurePolicyTest : public ::testing::TestWithParam<FailureCase> {};
+
+TEST_P(FailurePolicyTest, DecidesWhatAFailedPodMeans) {
+  EXPECT_EQ(OnPodFailed(GetParam().type, GetParam().policy, GetParam().pod), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, FailurePolicyTest,
+    ::testing::Values(FailureCase{"ChiefNeverFails", ReplicaType::kChief, RestartPolicy::kNever,
+                                  Failed(137), FailureAction::kFailJob},
+                      FailureCase{"ChiefExitCodeOomRetries", ReplicaType::kChief,
+                                  RestartPolicy::kExitCode, Failed(137), FailureAction::kRecreate},
+                      FailureCase{"ChiefExitCodeSigtermRetries", ReplicaType::kChief,
+                                  RestartPolicy::kExitCode, Failed(143), FailureAction::kRecreate},
+                      FailureCase{"ChiefExitCodePermanentFails", ReplicaType::kChief,
+                                  RestartPolicy::kExitCode, Failed(1), FailureAction::kFailJob},
+                      FailureCase{"WorkerExitCode2Fails", ReplicaType::kWorker,
+                                  RestartPolicy::kExitCode, Failed(2), FailureAction::kFailJob},
+                      FailureCase{"WorkerEvictedRetries", ReplicaType::kWorker,
+                                  RestartPolicy::kExitCode, Failed(0, "Evicted"),
+                                  FailureAction::kRecreate},
+                      FailureCase{"WorkerOomKilledReasonRetries", ReplicaType::kWorker,
+                                  RestartPolicy::kExitCode, Failed(1, "OOMKilled"),
+                                  FailureAction::kRecreate},
+                      FailureCase{"WorkerOnFailureRecreates", ReplicaType::kWorker,
+                                  RestartPolicy::kOnFailure, Failed(1), FailureAction::kRecreate},
+                      FailureCase{"WorkerNeverFails", ReplicaType::kWorker, RestartPolicy::kNever,
+                                  Failed(1), FailureAction::kFailJob},
+                      FailureCase{"PsAlwaysRecreated", ReplicaType::kPS, RestartPolicy::kNever,
+                                  Failed(1), FailureAction::kRecreate},
+                      FailureCase{"EvaluatorNeverLeftFailed", ReplicaType::kEvaluator,
+                                  RestartPolicy::kNever, Failed(1), FailureAction::kLeaveFailed},
+                      FailureCase{"EvaluatorPermanentLeftFailed", ReplicaType::kEvaluator,
+                                  RestartPolicy::kExitCode, Failed(1), FailureAction::kLeaveFailed},
+                      FailureCase{"EvaluatorRetryableRecreated", ReplicaType::kEvaluator,
+                                  RestartPolicy::kExitCode, Failed(137), FailureAction::kRecreate}),
+    [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace disttrain::policy

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "trainer/models/model_factory.h"
 
 namespace disttrain::trainer {
 namespace {
@@ -73,6 +74,29 @@ TEST(MlpModelTest, TwoHiddenLayerGradientsMatchFiniteDifferences) {
     }
   }
   EXPECT_EQ(checked, 6 * 5 + 5 + 5 * 4 + 4 + 4 * 3 + 3);
+}
+
+TEST(ModelTest, MlpGradientsMatchFiniteDifferences) {
+  auto model = MakeModel("mlp", 6, 3, {4});
+  ASSERT_TRUE(model.ok());
+  Params p = (*model)->Initialize(7);
+  std::vector<float> x = {0.1f, 0.9f, 0.f, 0.5f, 0.3f, 0.7f, 0.2f, 0.f, 0.8f, 0.4f, 0.6f, 0.1f};
+  std::vector<int32_t> y = {2, 0};
+  Batch b{x.data(), y.data(), 2, 6};
+  Params g;
+  (*model)->LossAndGradient(p, b, &g);
+  const float eps = 1e-3f;
+  for (size_t v = 0; v < p.size(); ++v) {
+    for (size_t i = 0; i < p[v].size(); i += 3) {
+      Params plus = p, minus = p, unused;
+      plus[v][i] += eps;
+      minus[v][i] -= eps;
+      const float numeric = ((*model)->LossAndGradient(plus, b, &unused) -
+                             (*model)->LossAndGradient(minus, b, &unused)) /
+                            (2 * eps);
+      EXPECT_NEAR(g[v][i], numeric, 2e-3) << "variable " << v << " element " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -1,14 +1,42 @@
-// The synchronous rule as replicas join and leave a running job (issue #37); its fixed-count
-// behaviour is UpdateRuleTest's (trainer_unit_test.cc).
+// The synchronous rule (sync, sagn): a fixed count of gradients per step, and replicas joining and
+// leaving a running job (issue #37).
+#include <vector>
+
 #include "gtest/gtest.h"
+#include "tests/unit/testing/scheme_fixture.h"
 #include "trainer/ps/update_rule.h"
 
 namespace disttrain::trainer {
 namespace {
 
-GradientMap Grad(float v) { return {{"w/0", {v, v}}}; }
+using testing::Grad;
+using testing::Values;
 
 float Value(const ShardStore& store) { return store.Read(0)->values.get()[0]; }
+
+TEST(UpdateRuleTest, SyncAveragesReplicasToAggregateAndDropsStaleGradients) {
+  ShardStore store({{"w/0", {1, 1}}}, 0, 1);
+  auto rule = MakeSyncSgd(0.5f, 2);
+  EXPECT_FALSE(rule->Apply(0, DensePush(Grad(2)), &store).dropped);
+  EXPECT_EQ(store.global_step(), 0) << "waits for the second gradient";
+  EXPECT_FALSE(rule->Apply(0, DensePush(Grad(4)), &store).dropped);
+  EXPECT_EQ(store.global_step(), 1);
+  EXPECT_EQ(Values(store), (std::vector<float>{-0.5f, -0.5f}));  // 1 - 0.5 * (2 + 4) / 2
+  EXPECT_TRUE(rule->Apply(0, DensePush(Grad(100)), &store).dropped)
+      << "a backup worker's late gradient";
+  EXPECT_EQ(Values(store), (std::vector<float>{-0.5f, -0.5f}));
+}
+
+TEST(UpdateRuleTest, SyncForgetsPartialAggregatesOfAReplacedStore) {
+  auto rule = MakeSyncSgd(0.5f, 2);
+  ShardStore old_store({{"w/0", {1, 1}}}, 0, 1);
+  rule->Apply(0, DensePush(Grad(2)), &old_store);
+  ShardStore restored({{"w/0", {1, 1}}}, 0, 1);  // e.g. restored from a checkpoint
+  rule->Apply(0, DensePush(Grad(4)), &restored);
+  EXPECT_EQ(restored.global_step(), 0) << "the gradient pushed to the old store does not count";
+  rule->Apply(0, DensePush(Grad(4)), &restored);
+  EXPECT_EQ(Values(restored), (std::vector<float>{-1, -1}));
+}
 
 TEST(SyncSgdTest, AReplicaLeavingAppliesAStepThatHasTheGradientsOfTheOthers) {
   ShardStore store({{"w/0", {1, 1}}}, 0, 1);

@@ -7,53 +7,28 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/testing/loopback_servers.h"
 #include "trainer/ps/parameter_server.h"
 
 namespace disttrain::trainer {
 namespace {
 
+using testing::InitAll;
+
 class PsClientTest : public ::testing::Test {
  protected:
-  void Start(int num_ps, const std::function<std::unique_ptr<UpdateRule>()>& rule,
-             int partitions = 1) {
+  void Start(int num_ps, const testing::LoopbackServers::MakeRule& rule, int partitions = 1) {
     partitions_ = partitions;
-    for (int i = 0; i < num_ps; ++i) {
-      services_.push_back(std::make_unique<ParameterServer>(rule, 1, partitions));
-      grpc::ServerBuilder builder;
-      int port = 0;
-      builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-      builder.RegisterService(services_.back().get());
-      servers_.push_back(builder.BuildAndStart());
-      addresses_.push_back(absl::StrCat("127.0.0.1:", port));
-    }
-  }
-  void TearDown() override {
-    for (auto& s : services_) s->Close();
-    for (auto& s : servers_) s->Shutdown();
+    servers_.Start(num_ps, rule, partitions);
   }
   PsClient Client(const std::string& name, int connections = 0) {
-    return PsClient(addresses_, vars_, name, connections > 0 ? connections : partitions_);
-  }
-  // InitAll, retried on UNAVAILABLE as the replica's loop retries it (Tolerate): a first
-  // connection to a server just started failed now and then (1 run in 30 to 100: "failed to
-  // connect to all addresses; ... No such file or directory"), and gRPC then fails calls fast
-  // until its reconnect backoff (about 1 s) has passed.
-  static absl::Status InitAll(PsClient* client, const Params& params, int64_t step) {
-    absl::Status s;
-    for (int attempt = 0; attempt < 12; ++attempt) {
-      s = client->InitAll(params, step);
-      if (s.code() != absl::StatusCode::kUnavailable) break;
-      absl::SleepFor(absl::Milliseconds(250));
-    }
-    return s;
+    return PsClient(servers_.addresses(), vars_, name, connections > 0 ? connections : partitions_);
   }
   int partitions_ = 1;
 
   // A variable over several chunks and one small one.
   std::vector<VariableSpec> vars_ = {{"w", 3 * kChunkElements + 17}, {"b", 5}};
-  std::vector<std::unique_ptr<ParameterServer>> services_;
-  std::vector<std::unique_ptr<grpc::Server>> servers_;
-  std::vector<std::string> addresses_;
+  testing::LoopbackServers servers_;
 };
 
 Params Filled(const std::vector<VariableSpec>& vars, float v) {
@@ -74,7 +49,7 @@ TEST_F(PsClientTest, AStepPushesTheGradientAndPullsTheUpdatedVariablesFromEveryS
   EXPECT_EQ(pulled->global_step, 4);
   EXPECT_EQ(params, init);
   ASSERT_EQ(pulled->incarnations.size(), 3u);
-  EXPECT_EQ(pulled->incarnations[2], services_[2]->incarnation());
+  EXPECT_EQ(pulled->incarnations[2], servers_.service(2).incarnation());
 
   const Params grads = Filled(vars_, 2.0f);
   absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, {.step = 4}, &params);
@@ -104,12 +79,12 @@ TEST_F(PsClientTest, EveryPartitionOfEveryServerGetsItsShareOverItsOwnConnection
       << "every partition holds its shards";
   for (int ps = 0; ps < 2; ++ps) {
     for (int p = 0; p < 2; ++p) {
-      ASSERT_NE(services_[ps]->store(p), nullptr) << "ps " << ps << " partition " << p;
-      EXPECT_GT(services_[ps]->store(p)->total_elements(), kChunkElements)
+      ASSERT_NE(servers_.service(ps).store(p), nullptr) << "ps " << ps << " partition " << p;
+      EXPECT_GT(servers_.service(ps).store(p)->total_elements(), kChunkElements)
           << "ps " << ps << " partition " << p << " holds a share";
     }
-    ASSERT_NE(services_[ps]->store(2), nullptr) << "ps " << ps << " partition 2";
-    EXPECT_EQ(services_[ps]->store(2)->total_elements(), 0u)
+    ASSERT_NE(servers_.service(ps).store(2), nullptr) << "ps " << ps << " partition 2";
+    EXPECT_EQ(servers_.service(ps).store(2)->total_elements(), 0u)
         << "ps " << ps << " partition 2 is initialised empty";
   }
   const Params grads = Filled(vars_, 2.0f);
@@ -132,7 +107,7 @@ TEST_F(PsClientTest, ASmallModelUsesOnePartitionPerServer) {
   ASSERT_TRUE(states.ok()) << states.status();
   EXPECT_TRUE((*states)[0].initialized && (*states)[1].initialized)
       << "the unused partitions are initialised empty";
-  EXPECT_EQ(services_[0]->store(2)->total_elements(), 0u);
+  EXPECT_EQ(servers_.service(0).store(2)->total_elements(), 0u);
   const Params grads = Filled(vars_, 2.0f);
   Params params;
   absl::StatusOr<PsClient::StepResult> step = client.PushPull(&grads, {.step = 0}, &params);
@@ -162,8 +137,8 @@ TEST_F(PsClientTest, AOneMiBShareIsSplitOverTwoPartitions) {
   PsClient client = Client("w0");
   absl::Status init = InitAll(&client, Filled(vars_, 1.0f), 0);
   ASSERT_TRUE(init.ok()) << init;
-  EXPECT_EQ(services_[0]->store(0)->total_elements(), kChunkElements);
-  EXPECT_EQ(services_[0]->store(1)->total_elements(), kChunkElements);
+  EXPECT_EQ(servers_.service(0).store(0)->total_elements(), kChunkElements);
+  EXPECT_EQ(servers_.service(0).store(1)->total_elements(), kChunkElements);
   const Params grads = Filled(vars_, 2.0f);
   Params params;
   absl::StatusOr<PsClient::StepResult> step =

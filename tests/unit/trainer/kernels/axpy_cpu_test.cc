@@ -1,16 +1,14 @@
-#include "trainer/kernels/axpy.h"
-
-#include <cmath>
 #include <cstring>
-#include <numeric>
-#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "trainer/kernels/update_kernels.h"
+#include "tests/unit/testing/rounding_noise.h"
+#include "trainer/kernels/axpy.h"
 
 namespace disttrain::kernels {
 namespace {
+
+using testing::Noise;
 
 TEST(AxpyTest, AddsScaledInputElementwise) {
   std::vector<float> x = {1, 2, 3, 4, 5};
@@ -23,15 +21,6 @@ TEST(AxpyTest, EmptySpansAreANoOp) {
   std::vector<float> x, y;
   Axpy(2.0f, x, y);
   EXPECT_TRUE(y.empty());
-}
-
-// Values whose products need rounding, so a fused multiply-add would give other bits.
-std::vector<float> Noise(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(gen);
-  return v;
 }
 
 // The plain loop each kernel must match bit for bit, whatever vector width the machine picks
@@ -63,38 +52,6 @@ TEST(AxpyTest, EveryVariantMatchesThePlainLoopBitForBit) {
     std::vector<float> out_from_bytes(n);
     AxpyTo(alpha, raw.data() + 1, y, out_from_bytes);
     EXPECT_EQ(out_from_bytes, expected) << n << " values";
-  }
-}
-
-TEST(AdagradTest, MatchesThePlainLoopBitForBit) {
-  const size_t n = 100003;
-  const float lr = 0.05f;
-  const std::vector<float> g = Noise(n, 3), in = Noise(n, 4);
-  std::vector<float> acc(n, 0.1f), out(n), expected_acc = acc, expected(n);
-  for (size_t i = 0; i < n; ++i) {
-    volatile float square = g[i] * g[i];
-    expected_acc[i] = expected_acc[i] + square;
-    volatile float step = lr * g[i] / std::sqrt(expected_acc[i]);
-    expected[i] = in[i] - step;
-  }
-  AdagradTo(lr, g, acc, in, out);
-  EXPECT_EQ(acc, expected_acc);
-  EXPECT_EQ(out, expected);
-}
-
-TEST(CudaAxpyTest, MatchesTheCpuKernelOrSaysWhyItCannotRun) {
-  std::vector<float> x(100003);
-  std::iota(x.begin(), x.end(), 0.0f);
-  std::vector<float> cpu(x.size(), 1.0f);
-  std::vector<float> gpu = cpu;
-  Axpy(0.25f, x, cpu);
-  absl::Status s = CudaAxpy(0.25f, x, gpu);
-  if (CudaAvailable()) {
-    ASSERT_TRUE(s.ok()) << s;
-    EXPECT_EQ(gpu, cpu);
-  } else {
-    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_FALSE(s.message().empty());
   }
 }
 
