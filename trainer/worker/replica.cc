@@ -24,6 +24,7 @@
 #include "trainer/worker/gpu_placement.h"
 #include "trainer/worker/ps_client.h"
 #include "trainer/worker/schemes/worker_scheme.h"
+#include "trainer/worker/step_tracker.h"
 
 namespace disttrain::trainer {
 namespace internal {
@@ -207,24 +208,21 @@ void Replica::Recovered() {
 
 int Replica::Run(const std::atomic<bool>& stop) {
   Params params, grads;
-  bool ready = false;    // every server was seen initialised
-  bool pending = false;  // `grads` (computed at `grad_step`) wait to be pushed
-  int64_t grad_step = 0;
-  int64_t want = 0;  // synchronous: the step whose variables the next pull waits for
-  std::vector<std::string> incarnations;
+  bool ready = false;  // every server was seen initialised
+  StepTracker tracker(sync_);
   while (!stop) {
     if (!ready) {
       int exit_code = -1;
       ready = AwaitInitialized(&exit_code);
       if (exit_code >= 0) return exit_code;
-      pending = false;
-      incarnations.clear();
+      tracker.Reconnected();
       continue;
     }
     // One call per server per step: push the last gradient (if any), pull the variables.
+    const StepTracker::Call call = tracker.Begin();
     PsClient::StepOptions step_options;
-    step_options.step = grad_step;
-    step_options.min_step = sync_ ? want : 0;
+    step_options.step = call.step;
+    step_options.min_step = call.min_step;
     step_options.wait = absl::Seconds(2);
     // Pulling while the push still arrives saves a round trip but may miss this push. Schemes that
     // commit several local steps at once wait for it, or their next window would start from
@@ -232,10 +230,8 @@ int Replica::Run(const std::atomic<bool>& stop) {
     step_options.pull_early = !sync_ && scheme_->local_steps() == 1;
     const absl::Time exchange_start = absl::Now();
     absl::StatusOr<PsClient::StepResult> r =
-        client_.PushPull(pending ? &grads : nullptr, step_options, &params);
+        client_.PushPull(call.push ? &grads : nullptr, step_options, &params);
     if (train_start_ != absl::InfiniteFuture()) exchange_time_ += absl::Now() - exchange_start;
-    const bool pushed = pending;
-    pending = false;  // never pushed twice: after a failure the gradient may or may not be applied
     if (!r.ok()) {
       ready = false;
       if (r.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(r.status()))
@@ -247,20 +243,13 @@ int Replica::Run(const std::atomic<bool>& stop) {
       live_replicas_ = r->live_replicas;
       scheme_->SetLiveReplicas(r->live_replicas);
     }
-    if (pushed && sync_) want = r->dropped ? r->global_step : grad_step + 1;
-    // A server restarted since the last step: the chief restored every server from a checkpoint,
-    // so resume at the restored step; waiting for the step after this replica's last push would
-    // wait for a gradient nobody computes any more.
-    if (r->incarnations != incarnations) {
-      if (!incarnations.empty())
-        LogInfo("a parameter server restarted; resuming at its step",
-                {{"task", spec_.TaskName()}, {"global_step", absl::StrCat(r->global_step)}});
-      incarnations = r->incarnations;
-      want = r->global_step;
-      scheme_->Reset();
-    }
-    if (sync_ && r->global_step < want) continue;  // the step's aggregate is not applied yet
-    const int64_t step = r->global_step;
+    const StepTracker::Verdict verdict = tracker.Reply(r->global_step, r->dropped, r->incarnations);
+    if (verdict.restarted)
+      LogInfo("a parameter server restarted; resuming at its step",
+              {{"task", spec_.TaskName()}, {"global_step", absl::StrCat(r->global_step)}});
+    if (verdict.new_incarnations) scheme_->Reset();
+    if (!verdict.train) continue;  // the step's aggregate is not applied yet
+    const int64_t step = verdict.step;
     if (step >= o_.steps) {
       train_end_ = absl::Now();
       break;
@@ -274,9 +263,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
         params, [this](const Params& at, Params* g) { return Gradient(at, g); }, &grads);
     round_time_ += absl::Now() - round_start;
     Record(step, loss);
-    pending = true;
-    grad_step = step;
-    want = step + 1;
+    tracker.Computed(step);
   }
   if (stop) {
     LogInfo("stopping on SIGTERM", {{"task", spec_.TaskName()}});
