@@ -94,7 +94,7 @@ std::string Identity() {
 struct FrontSettings {
   kube::KubeClient* client;
   const Flags* flags;
-  runtime::Clock* clock;
+  Clock* clock;
   MetricsRegistry* metrics;
   runtime::EventRecorder* events;
   runtime::Informer* flavors;  // null without Kueue
@@ -326,7 +326,7 @@ int RunController(const std::vector<std::string>& args) {
     return kExitUsage;
   }
 
-  runtime::Clock* clock = runtime::RealClock::Get();
+  Clock* clock = RealClock::Get();
   MetricsRegistry metrics;
   // client-go's name; a watch counts as method WATCH, a request with no response as <error>.
   MetricFamily* requests = metrics.Counter(

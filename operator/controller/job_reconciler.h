@@ -19,12 +19,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "operator/controller/expectations.h"
 #include "operator/controller/job_api.h"
 #include "operator/kube/kube_client.h"
 #include "operator/policy/build_options.h"
 #include "operator/policy/pod_state.h"
-#include "operator/runtime/clock.h"
 #include "operator/runtime/controller.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/store.h"
@@ -46,7 +46,7 @@ struct ReconcilerDeps {
   // serves every namespace it watches. A job elsewhere gets no pass: not a single write.
   const runtime::Store* namespaces = nullptr;
   runtime::EventRecorder* events = nullptr;
-  runtime::Clock* clock = nullptr;
+  Clock* clock = nullptr;
   // A pass's independent API requests (creating a job's missing replicas after the first,
   // deleting its pods on cleanup) go out this many at once (KubeClient::CreateAll/DeleteAll).
   int parallel_requests = 8;

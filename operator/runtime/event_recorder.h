@@ -13,9 +13,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "nlohmann/json.hpp"
 #include "operator/kube/kube_client.h"
-#include "operator/runtime/clock.h"
 
 namespace disttrain::runtime {
 

@@ -12,9 +12,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "nlohmann/json.hpp"
 #include "operator/kube/kube_client.h"
-#include "operator/runtime/clock.h"
 
 namespace disttrain::runtime {
 

@@ -22,8 +22,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/metrics.h"
-#include "operator/runtime/clock.h"
 
 namespace disttrain::runtime {
 

@@ -13,8 +13,9 @@
 namespace disttrain::trainer {
 
 ParameterServer::ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule,
-                                 int push_buffers, int partitions)
+                                 int push_buffers, int partitions, const Clock* clock)
     : push_buffers_(push_buffers),
+      clock_(clock),
       incarnation_(absl::StrCat(std::random_device{}(), "-", absl::ToUnixMicros(absl::Now()))) {
   for (int i = 0; i < std::max(1, partitions); ++i) rules_.push_back(make_rule());
   {
@@ -30,15 +31,16 @@ ParameterServer::ParameterServer(const std::function<std::unique_ptr<UpdateRule>
       if (tick % 10 != 0) continue;
       absl::MutexLock lock(&members_mu_);
       if (!members_.has_value()) continue;
-      for (const std::string& gone : members_->Expire(absl::Now()))
+      for (const std::string& gone : members_->Expire(clock_->Now()))
         ReplicasChanged("a training replica went silent; no longer waiting for it", gone);
       silence_checks_.fetch_add(1);
     }
   });
 }
 
-ParameterServer::ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers)
-    : ParameterServer([&rule] { return std::move(rule); }, push_buffers, 1) {}
+ParameterServer::ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers,
+                                 const Clock* clock)
+    : ParameterServer([&rule] { return std::move(rule); }, push_buffers, 1, clock) {}
 
 ParameterServer::~ParameterServer() {
   stop_ = true;

@@ -19,6 +19,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "disttrain/trainer/v1/parameter_server.grpc.pb.h"
 #include "trainer/checkpoint/snapshot.h"
 #include "trainer/ps/membership.h"
@@ -36,11 +37,12 @@ class ParameterServer final
   // `make_rule` each), so a client can use one connection per partition and as many cores.
   // `push_buffers`: pushes received at once per partition, each held whole (the size of the
   // partition's variables) until it is complete; more wait. 1 keeps resident memory near twice
-  // the model.
+  // the model. `clock` times the replicas' silence (FollowReplicas); it outlives the server.
   ParameterServer(const std::function<std::unique_ptr<UpdateRule>()>& make_rule, int push_buffers,
-                  int partitions);
+                  int partitions, const Clock* clock = RealClock::Get());
   // One partition.
-  explicit ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers = 1);
+  explicit ParameterServer(std::unique_ptr<UpdateRule> rule, int push_buffers = 1,
+                           const Clock* clock = RealClock::Get());
   ~ParameterServer() override;
 
   grpc::Status Init(grpc::ServerContext* ctx, grpc::ServerReader<v1::InitRequest>* reader,
@@ -85,6 +87,7 @@ class ParameterServer final
  private:
   std::vector<std::unique_ptr<UpdateRule>> rules_;  // by partition
   const int push_buffers_;
+  const Clock* const clock_;
   const std::string incarnation_;
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<ShardStore>> stores_ ABSL_GUARDED_BY(mu_);  // by partition

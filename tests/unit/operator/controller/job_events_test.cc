@@ -4,8 +4,8 @@
 #include <set>
 #include <string>
 
+#include "common/clock.h"
 #include "gtest/gtest.h"
-#include "operator/runtime/clock.h"
 
 namespace disttrain::controller {
 namespace {
@@ -83,7 +83,7 @@ TEST(JobEventsTest, OnlyAStatusChangeIsNoReasonForAPass) {
 }
 
 TEST(JobEventsTest, JobsQueueForEveryChangeButTheirOwnStatus) {
-  runtime::FakeClock clock;
+  FakeClock clock;
   runtime::WorkQueue queue(Manual(), &clock);
   runtime::EventHandler jobs = EnqueueJobs(&queue);
   const json spec = {{"replicaSpecs", {{"Chief", {{"replicas", 1}}}}}};
@@ -101,7 +101,7 @@ TEST(JobEventsTest, JobsQueueForEveryChangeButTheirOwnStatus) {
 }
 
 TEST(JobEventsTest, WorkloadsQueueTheirJobWhenKueueChangesThemNotWhenTheyAppear) {
-  runtime::FakeClock clock;
+  FakeClock clock;
   runtime::WorkQueue queue(Manual(), &clock);
   runtime::EventHandler workloads = EnqueueWorkloadOwners(&queue);
   runtime::ObjectPtr wl = Pod("mnist", "");  // any object with the job-name label
@@ -120,7 +120,7 @@ TEST(JobEventsTest, WorkloadsQueueTheirJobWhenKueueChangesThemNotWhenTheyAppear)
 }
 
 TEST(JobEventsTest, ANamespaceQueuesEveryJobOfItsWhenItAppearsOrChanges) {
-  runtime::FakeClock clock;
+  FakeClock clock;
   runtime::WorkQueue queue(Manual(), &clock);
   runtime::Store jobs;
   for (const char* key : {"team-a/one", "team-a/two", "team-b/three"}) {
@@ -143,7 +143,7 @@ TEST(JobEventsTest, ANamespaceQueuesEveryJobOfItsWhenItAppearsOrChanges) {
 }
 
 TEST(JobEventsTest, APodThatJustExitedPutsItsJobAheadOfJobsBeingCreated) {
-  runtime::FakeClock clock;
+  FakeClock clock;
   runtime::WorkQueue queue(Manual(), &clock);
   runtime::EventHandler pods = EnqueuePodOwners(&queue);
   pods.on_add(Pod("new-1", "Pending"));
@@ -157,7 +157,7 @@ TEST(JobEventsTest, APodThatJustExitedPutsItsJobAheadOfJobsBeingCreated) {
 }
 
 TEST(JobEventsTest, OtherPodChangesQueueInArrivalOrder) {
-  runtime::FakeClock clock;
+  FakeClock clock;
   runtime::WorkQueue queue(Manual(), &clock);
   runtime::EventHandler pods = EnqueuePodOwners(&queue);
   pods.on_add(Pod("a", "Pending"));
@@ -172,7 +172,7 @@ TEST(JobEventsTest, OtherPodChangesQueueInArrivalOrder) {
 }
 
 TEST(JobEventsTest, PodChangesOtherThanExitsAndDeletesAreBatched) {
-  runtime::FakeClock clock;
+  FakeClock clock;
   runtime::WorkQueue queue(Manual(), &clock);
   runtime::EventHandler pods = EnqueuePodOwners(&queue, absl::Milliseconds(500));
   // Seven pods of one job created and then running: one pass, 500 ms after the first change.

@@ -170,7 +170,7 @@ class Harness {
   }
 
   mutable disttrain::testing::FakeKubeClient client;
-  runtime::FakeClock clock;
+  FakeClock clock;
   runtime::Store jobs, pods{runtime::StoreEncoding::kCbor}, services{runtime::StoreEncoding::kCbor};
   runtime::Store workloads, flavors;
   RecordingEvents events;

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "operator/kube/resource.h"
-#include "operator/runtime/clock.h"
 #include "tests/unit/testing/fake_kube_client.h"
 
 namespace disttrain::runtime {

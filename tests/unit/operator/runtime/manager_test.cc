@@ -7,11 +7,11 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/kube/resource.h"
-#include "operator/runtime/clock.h"
 #include "operator/runtime/informer.h"
 #include "tests/unit/testing/fake_kube_client.h"
 

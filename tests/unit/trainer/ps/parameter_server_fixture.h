@@ -53,8 +53,9 @@ inline bool Eventually(const std::function<bool()>& observed,
 
 class ParameterServerTest : public ::testing::Test {
  protected:
-  void Start(std::unique_ptr<UpdateRule> rule, int push_buffers = 1) {
-    service_ = std::make_unique<ParameterServer>(std::move(rule), push_buffers);
+  void Start(std::unique_ptr<UpdateRule> rule, int push_buffers = 1,
+             const Clock* clock = RealClock::Get()) {
+    service_ = std::make_unique<ParameterServer>(std::move(rule), push_buffers, clock);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);

@@ -51,6 +51,31 @@ TEST_F(ParameterServerTest, AReplicaSilentWhileAnotherCallsStopsCountingAfterThe
   EXPECT_EQ(service_->live_replicas(), 1);
 }
 
+TEST_F(ParameterServerTest, TheDefaultMinuteOfSilenceIsTimedOnTheInjectedClock) {
+  FakeClock clock;
+  Start(MakeSyncSgd(0.5f, 2, /*every_replica=*/true), 1, &clock);
+  service_->FollowReplicas({"chief-0", "worker-0"}, absl::Seconds(60));  // the flag's default
+  ASSERT_TRUE(Push("chief-0", 0, kAsIs).ok());
+  // Each second of the fake clock: chief-0 calls (the job is active), the server checks the
+  // silences once; worker-0 never calls. No real minute passes.
+  int seconds = 0;
+  for (; seconds < 70 && service_->live_replicas() == 2; ++seconds) {
+    clock.Advance(absl::Seconds(1));
+    grpc::ClientContext ctx;
+    v1::DescribeRequest req;
+    req.set_worker("chief-0");
+    v1::DescribeResponse resp;
+    ASSERT_TRUE(stub_->Describe(&ctx, req, &resp).ok());
+    const int64_t since = service_->silence_checks();
+    ASSERT_TRUE(Eventually([&] { return service_->silence_checks() > since; }));
+  }
+  EXPECT_GE(seconds, 60) << "worker-0 was dropped before a minute of silence";
+  EXPECT_LE(seconds, 62) << "worker-0 was still counted after a minute of silence";
+  EXPECT_EQ(service_->live_replicas(), 1);
+  EXPECT_TRUE(Eventually([&] { return service_->store(0)->global_step() == 1; }))
+      << "the step went on without worker-0";
+}
+
 TEST_F(ParameterServerTest, NobodyStopsCountingWhileEveryReplicaIsSilent) {
   Start(MakeSyncSgd(0.5f, 2, /*every_replica=*/true));
   service_->FollowReplicas({"chief-0", "worker-0"}, absl::Milliseconds(300));

@@ -1,12 +1,13 @@
-// Time as a dependency: production code reads RealClock, tests drive a FakeClock.
-#ifndef DISTTRAIN_OPERATOR_RUNTIME_CLOCK_H_
-#define DISTTRAIN_OPERATOR_RUNTIME_CLOCK_H_
+// Time as a dependency, for the operator and the trainer alike: production code reads RealClock,
+// tests drive a FakeClock.
+#ifndef DISTTRAIN_COMMON_CLOCK_H_
+#define DISTTRAIN_COMMON_CLOCK_H_
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
-namespace disttrain::runtime {
+namespace disttrain {
 
 class Clock {
  public:
@@ -41,6 +42,6 @@ class FakeClock : public Clock {
   absl::Time now_;
 };
 
-}  // namespace disttrain::runtime
+}  // namespace disttrain
 
-#endif  // DISTTRAIN_OPERATOR_RUNTIME_CLOCK_H_
+#endif  // DISTTRAIN_COMMON_CLOCK_H_
