@@ -435,7 +435,8 @@ class StartupOrderTest(unittest.TestCase):
         # connection, so each attempt is seen without waiting for a late ps. With gRPC's default
         # reconnect backoff (1 s growing 1.6x to 120 s, jittered) a ps that started 30 s after the
         # chief was reached 3.1, 3.7, 4.1 and 17.3 s after it listened in four runs; the backoff
-        # now ends at 1 s (jittered by 20%), so no gap between attempts exceeds about 1.2 s.
+        # now ends at 1 s (jittered by 20%): no gap between attempts exceeds about 1.2 s (2 s allowed
+        # for a loaded machine; the default gives 2.6 s and 4.1 s gaps within the 10 s).
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)
@@ -462,7 +463,7 @@ class StartupOrderTest(unittest.TestCase):
         gaps = [b - a for a, b in zip(attempts, attempts[1:])]
         print(f"{len(attempts)} attempts in 10 s; longest gap {max(gaps, default=0):.2f} s")
         self.assertGreaterEqual(len(attempts), 8, "the chief kept trying the parameter server")
-        self.assertLess(max(gaps), 1.6, f"gaps between attempts: {[round(g, 2) for g in gaps]}")
+        self.assertLess(max(gaps), 2.0, f"gaps between attempts: {[round(g, 2) for g in gaps]}")
 
     def test_a_parameter_server_that_starts_1_s_after_the_chief_is_reached_at_once(self):
         # The pods of a job start together, the ps a moment late. gRPC noticed the completed
