@@ -3,8 +3,8 @@
 #   1. every C++ unit suite under AddressSanitizer + UndefinedBehaviorSanitizer (build/asan);
 #   2. the operator runtime's concurrent parts (work queue, informer, store, controller, leader
 #      election, REST client, event recorder: operator_runtime_test), the reconciler, and the
-#      trainer's shard store, membership and schemes under ThreadSanitizer (build/tsan, linked
-#      with an Abseil built with TSan);
+#      trainer's shard store, membership, schemes, pushes and ParallelFor's thread pool (axpy_test)
+#      under ThreadSanitizer (build/tsan, linked with an Abseil built with TSan);
 #   3. a clang build of every library with -Wthread-safety as errors, so the ABSL_GUARDED_BY
 #      annotations are checked (build/thread-safety).
 # Each build tree is configured once and then rebuilt incrementally.
@@ -26,14 +26,14 @@ LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0" \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build/asan -L unit -E '^[^.]*$' -j2 --output-on-failure  # GoogleTest cases: Suite.Name
 
-log "TSan: the operator runtime, the reconciler, the trainer's shard store and membership"
+log "TSan: the operator runtime, the reconciler, the trainer's shard store, membership and thread pool"
 # Against an Abseil built with TSan (Debian's prebuilt one hides absl::Mutex from TSan). The
 # trainer's gRPC suites (parameter_server_test, ps_client_test) are not here: Debian's gRPC links
 # Debian's own uninstrumented Abseil, whose Mutex internals then race in every report.
 absl_tsan=$(scripts/build-absl-tsan.sh)
 [[ -f build/tsan/build.ninja ]] || cmake --preset tsan -DCMAKE_PREFIX_PATH="$absl_tsan" >/dev/null
 tsan_suites=(operator_runtime_test operator_reconciler_test shard_store_test membership_test schemes_test
-             push_test)
+             push_test axpy_test)
 cmake --build build/tsan --target "${tsan_suites[@]}"
 for suite in "${tsan_suites[@]}"; do
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" build/tsan/bin/$suite --gtest_brief=1
