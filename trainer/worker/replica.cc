@@ -55,14 +55,24 @@ Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup, 
     unstaged_x_.resize(towers_);
     unstaged_y_.resize(towers_);
   }
+  std::unique_ptr<EventWriter> summaries;
   if (chief_) {
     absl::StatusOr<std::unique_ptr<EventWriter>> w = EventWriter::Open(SummaryDir(o, "train"));
     if (w.ok()) {
-      summaries_ = *std::move(w);
+      summaries = *std::move(w);
     } else {
       LogWarning("cannot write TensorBoard summaries", {{"error", w.status().ToString()}});
     }
   }
+  StepReporter::Config report;
+  report.task = spec.TaskName();
+  report.batch_size = o.batch_size;
+  report.batches_per_commit = static_cast<int64_t>(scheme_->local_steps()) * towers_;
+  report.log_every = o.log_every;
+  report.sync = sync_;
+  report.replicas_to_aggregate = o.replicas_to_aggregate;
+  report.tf_config_replicas = spec.num_replicas();
+  reporter_ = std::make_unique<StepReporter>(std::move(report), &Metrics(), std::move(summaries));
 }
 
 absl::Status Replica::UseCuda(int devices) {
@@ -240,7 +250,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
     }
     Recovered();
     if (r->live_replicas > 0) {
-      live_replicas_ = r->live_replicas;
+      reporter_->SetLiveReplicas(r->live_replicas);
       scheme_->SetLiveReplicas(r->live_replicas);
     }
     const StepTracker::Verdict verdict = tracker.Reply(r->global_step, r->dropped, r->incarnations);
@@ -262,7 +272,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
     const float loss = scheme_->Round(
         params, [this](const Params& at, Params* g) { return Gradient(at, g); }, &grads);
     round_time_ += absl::Now() - round_start;
-    Record(step, loss);
+    reporter_->Record(step, loss);
     tracker.Computed(step);
   }
   if (stop) {

@@ -1,14 +1,8 @@
-// The replica's per-step work (internal/replica.h): its batches, their gradients on the CPU or
-// the GPUs, and the metrics and summaries of each step.
-#include <algorithm>
-
-#include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
+// The replica's per-step work (internal/replica.h): its batches and their gradients on the CPU
+// or the GPUs.
 #include "common/log.h"
-#include "trainer/events.h"
 #include "trainer/kernels/axpy.h"
 #include "trainer/kernels/parallel_for.h"
-#include "trainer/metrics/trainer_metrics.h"
 #include "trainer/worker/internal/replica.h"
 
 namespace disttrain::trainer::internal {
@@ -77,58 +71,6 @@ float Replica::Gradient(const Params& at, Params* grads) {
   double loss = 0;
   for (float l : losses) loss += l;
   return static_cast<float>(loss / towers_);
-}
-
-void Replica::Record(int64_t step, float loss) {
-  TrainerMetrics& m = Metrics();
-  const int64_t batches = static_cast<int64_t>(scheme_->local_steps()) * towers_;
-  m.global_step->Set({}, static_cast<double>(step));
-  m.loss->Set({}, loss);
-  m.local_steps->Add({}, static_cast<double>(batches));
-  local_steps_ += batches;
-  const absl::Time now = absl::Now();
-  if (rate_since_ == absl::InfiniteFuture()) {
-    rate_since_ = summary_since_ = now;
-    rate_local_steps_ = local_steps_;
-    summary_step_ = step;
-  }
-  if (const double seconds = absl::ToDoubleSeconds(now - rate_since_);
-      seconds >= 1 || (!rate_window_closed_ && seconds > 0)) {
-    m.examples_per_second->Set(
-        {}, static_cast<double>((local_steps_ - rate_local_steps_) * o_.batch_size) / seconds);
-    if (seconds >= 1) {
-      rate_since_ = now;
-      rate_local_steps_ = local_steps_;
-      rate_window_closed_ = true;
-    }
-  }
-  const int64_t batches_per_commit = batches;
-  if (o_.log_every <= 0 || step % o_.log_every != 0) return;
-  EmitEvent({{"event", "step"}, {"task", spec_.TaskName()}, {"global_step", step}, {"loss", loss}});
-  if (summaries_ == nullptr) return;
-  std::vector<std::pair<std::string, float>> scalars = {{"loss", loss}};
-  if (const double seconds = absl::ToDoubleSeconds(now - summary_since_);
-      seconds > 0 && step > summary_step_) {
-    // A global step is one replica's commit (its local steps times its towers' batches), or in
-    // synchronous schemes the aggregate of one commit per live replica (at most
-    // replicas-to-aggregate): the count the servers reply, TF_CONFIG's before the first reply.
-    const double steps_per_second = static_cast<double>(step - summary_step_) / seconds;
-    const int live = live_replicas_ > 0 ? live_replicas_ : spec_.num_replicas();
-    const int64_t batches =
-        batches_per_commit *
-        (!sync_ ? 1
-                : (o_.replicas_to_aggregate > 0 ? std::min<int64_t>(o_.replicas_to_aggregate, live)
-                                                : live));
-    scalars.emplace_back("global_step/sec", static_cast<float>(steps_per_second));
-    scalars.emplace_back("examples/sec",
-                         static_cast<float>(steps_per_second * batches * o_.batch_size));
-  }
-  summary_since_ = now;
-  summary_step_ = step;
-  if (absl::Status s = summaries_->WriteScalars(step, scalars); !s.ok()) {
-    LogWarning("stopped writing summaries", {{"error", s.ToString()}});
-    summaries_.reset();
-  }
 }
 
 }  // namespace disttrain::trainer::internal

@@ -1,5 +1,6 @@
 // The chief's and a worker's training loop (roles.h's RunReplica), split over replica.cc (the
-// loop, its start and end, checkpoints) and replica_compute.cc (batches, gradients, metrics).
+// loop, its start and end, checkpoints) and replica_compute.cc (batches and gradients, on the CPU
+// or the GPUs); what it sends and reads is step_tracker.h's, what it reports step_reporter.h's.
 // Internal to trainer/worker. Not thread-safe: one thread runs it (the towers' threads only
 // within Gradient).
 #ifndef DISTTRAIN_TRAINER_WORKER_INTERNAL_REPLICA_H_
@@ -19,9 +20,9 @@
 #include "trainer/options.h"
 #include "trainer/schemes/scheme.h"
 #include "trainer/setup.h"
-#include "trainer/summary/event_writer.h"
 #include "trainer/worker/ps_client.h"
 #include "trainer/worker/schemes/worker_scheme.h"
+#include "trainer/worker/step_reporter.h"
 
 namespace disttrain::trainer::internal {
 
@@ -43,8 +44,6 @@ class Replica {
   // `final`: the last one, after training (ps 0 holds it for the evaluator when stopping).
   void SaveCheckpoint(int64_t step, const Params& params, bool final = false);
   void CheckpointBeforeStopping();
-  // Metrics after every local step; the chief's TensorBoard scalars every --log-every steps.
-  void Record(int64_t step, float loss);
   // The next batch's loss and gradient at `at`; with --local-replicas N, the mean over N batches
   // computed by N threads.
   float Gradient(const Params& at, Params* grads);
@@ -82,23 +81,13 @@ class Replica {
   // synchronous wait for the other replicas) and in the scheme's round (the gradient's compute,
   // with --device cuda its copies to and from the GPU). The done event reports both.
   absl::Duration exchange_time_, round_time_;
-  std::unique_ptr<EventWriter> summaries_;  // the chief's, when it could be opened
+  std::unique_ptr<StepReporter> reporter_;
   // By tower: its fetched batch is staged on its GPU. Not vector<bool>: the towers' threads
   // write their own elements at once.
   std::vector<char> staged_;
   // By tower: a batch gathered into the GPU's staging buffer whose upload then failed.
   std::vector<std::vector<float>> unstaged_x_;
   std::vector<std::vector<int32_t>> unstaged_y_;
-  // examples/s (metric) over windows of a second from rate_since_, and over the time since the
-  // first step until the first window closes (so a scrape in the first second sees a live rate);
-  // steps/s (summary) since the last summary.
-  absl::Time rate_since_ = absl::InfiniteFuture();
-  int64_t rate_local_steps_ = 0;
-  bool rate_window_closed_ = false;
-  int live_replicas_ = 0;  // the training replicas server 0 counts live (0: not heard yet)
-  int64_t local_steps_ = 0;
-  absl::Time summary_since_ = absl::InfiniteFuture();
-  int64_t summary_step_ = 0;
 };
 
 }  // namespace disttrain::trainer::internal
