@@ -67,6 +67,7 @@ struct Flags {
   std::string cluster_domain, gang_scheduler = "volcano";
   bool network_policy = true;
   bool kueue = false;
+  bool kueue_pods_ready = true;
   bool tfjob = false;
   std::string tfjob_namespace_selector;
   int64_t verbosity = 2;
@@ -155,6 +156,7 @@ class Front {
     if (workloads_) {
       deps.workloads = &workloads_->store();
       deps.flavors = &s.flavors->store();
+      deps.kueue_pods_ready = f.kueue_pods_ready;
     }
     deps.events = s.events;
     deps.clock = s.clock;
@@ -263,6 +265,12 @@ int RunController(const std::vector<std::string>& args) {
              "installed, and its configuration must list DistributedTraining.v1.disttrain.io in "
              "integrations.externalFrameworks): one Workload per job, no pod before admission. "
              "Off: the label is ignored.");
+  flags.Bool("kueue-pods-ready", &f.kueue_pods_ready,
+             "With --kueue: write each Workload's PodsReady condition once every replica runs, "
+             "which Kueue's waitForPodsReady needs (without it an admitted job is evicted after "
+             "waitForPodsReady.timeout). Where Kueue's configuration leaves waitForPodsReady off "
+             "(its default), false saves one Workload write per job, as Kueue's own job "
+             "controllers do.");
   flags.Bool("tfjob", &f.tfjob,
              "Also reconcile Kubeflow TFJobs (kubeflow.org/v1) with the training-operator's "
              "semantics, in the namespaces this operator watches: its CRD must be installed, and "
@@ -393,6 +401,7 @@ int RunController(const std::vector<std::string>& args) {
            {"workers", absl::StrCat(f.workers)},
            {"leader_elect", f.leader_elect ? "true" : "false"},
            {"kueue", f.kueue ? "true" : "false"},
+           {"kueue_pods_ready", f.kueue_pods_ready ? "true" : "false"},
            {"tfjob", f.tfjob ? "true" : "false"},
            {"tfjob_namespace_selector", f.tfjob_namespace_selector}});
   absl::Status status = manager.Run();

@@ -42,6 +42,10 @@ struct ReconcilerDeps {
   // (a job's kueue.x-k8s.io/queue-name label is then ignored).
   const runtime::Store* workloads = nullptr;
   const runtime::Store* flavors = nullptr;
+  // Write the Workload's PodsReady condition once every replica runs, as Kueue's own job
+  // controllers do when its configuration enables waitForPodsReady (nothing else in Kueue reads
+  // it but one eviction metric). False saves a Workload write per job where it is off.
+  bool kueue_pods_ready = true;
   // The namespaces whose jobs this reconciler serves (a namespace selector's informer); null
   // serves every namespace it watches. A job elsewhere gets no pass: not a single write.
   const runtime::Store* namespaces = nullptr;

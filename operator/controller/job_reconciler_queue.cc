@@ -409,7 +409,7 @@ void JobReconciler::SyncWorkload(Pass& p) {
   } else if (p.release_quota) {  // held, or suspended (its Workload deactivated)
     want.release_quota = true;
   } else if (p.admission) {
-    want.pods_ready = IsTrue(p.status, kRunning);
+    if (deps_.kueue_pods_ready) want.pods_ready = IsTrue(p.status, kRunning);
     for (const auto& [type, rs] : p.status.replica_statuses) {
       if (!rs.succeeded_indexes.empty()) {
         want.reclaimable[std::string(api::ReplicaTypeRole(type))] =

@@ -247,6 +247,41 @@ class KueueTest(KueueCase):
         self.assertEqual(self.state("long"), "Running", "next was admitted before long ended")
         self.wait_state("long", "Succeeded", timeout=60)
 
+    def test_under_wait_for_pods_ready_a_running_job_stays_and_one_never_ready_is_evicted(self):
+        # Kueue's waitForPodsReady evicts an admitted Workload whose PodsReady is not True within
+        # the timeout; only the job's controller writes PodsReady (Kueue never does).
+        KUEUE.stop()
+        KUEUE.wait_for_pods_ready = "15s"
+        KUEUE.start()
+        try:
+            self.queue_setup(gpus=8)
+            apply(queued(job("ready", Chief=gpu_role(1, 0, 0, 40), Worker=gpu_role(2, 1)), "lq"), self.ns)
+            stuck = job("stuck", Worker=gpu_role(2, 1))  # its pods fit no node: never ready
+            stuck["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["nodeSelector"] = {"disttrain.io/none": "x"}
+            apply(queued(stuck, "lq"), self.ns)
+            self.wait_state("ready", "Running", timeout=30)
+            wl = wait_until("PodsReady on ready's Workload", lambda: (
+                (self.wl_condition(self.workload("ready"), "PodsReady") or {}).get("status") == "True"
+                and self.workload("ready")), timeout=30)
+            evicted = wait_until("stuck evicted for PodsReadyTimeout", lambda: (
+                (self.wl_condition(self.workload("stuck"), "Evicted") or {}).get("reason") == "PodsReadyTimeout"
+                and self.wl_condition(self.workload("stuck"), "Evicted")), timeout=60)
+            self.assertIn("Exceeded the PodsReady timeout", evicted["message"])
+            c = wait_until("stuck queued again", lambda: (self.condition("stuck", "Queued") or {}).get("status")
+                           == "True" and self.condition("stuck", "Queued"), timeout=30)
+            self.assertIn("PodsReady", c["message"] + c["reason"])
+            self.assertEqual(self.restarts("stuck"), 0)
+            # Past the timeout, ready's Workload was never evicted and its job runs on.
+            admitted = calendar.timegm(time.strptime(
+                self.wl_condition(wl, "Admitted")["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ"))
+            wait_until("20 s after ready's admission", lambda: time.time() > admitted + 20, timeout=30)
+            self.assertIsNone(self.wl_condition(self.workload("ready"), "Evicted"))
+            self.assertEqual(self.state("ready"), "Running")
+        finally:
+            KUEUE.stop()
+            KUEUE.wait_for_pods_ready = None
+            KUEUE.start()
+
     def test_bad_input_waits_with_kueues_reason_and_the_operator_keeps_serving(self):
         self.queue_setup(gpus=8)
         apply(queued(job("noqueue", Worker=gpu_role(1, 1)), "missing-queue"), self.ns)

@@ -82,7 +82,10 @@ class PlainManifestsTest(unittest.TestCase):
     def test_helm_kueue_value_adds_the_flag_and_only_then_the_rbac_on_kueues_resources(self):
         on = helm("template", "dt", CHART, "--set", "kueue.enabled=true").stdout
         self.assertIn("- --kueue", on)
+        self.assertNotIn("--kueue-pods-ready", on)  # PodsReady written by default
         self.assertIn("workloads/status", on)
+        quiet = helm("template", "dt", CHART, "--set", "kueue.enabled=true", "--set", "kueue.podsReady=false").stdout
+        self.assertIn("- --kueue-pods-ready=false", quiet)
         off = helm("template", "dt", CHART).stdout
         self.assertNotIn("--kueue", off)
         self.assertNotIn("kueue.x-k8s.io", off)

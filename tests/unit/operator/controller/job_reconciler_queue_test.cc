@@ -214,6 +214,22 @@ TEST_F(QueueTest, AdmittedPodsCarryTheFlavourAndTheJobRuns) {
   EXPECT_EQ((*ready)["status"], "True");
 }
 
+TEST_F(QueueTest, WithoutKueuePodsReadyARunningJobLeavesItsWorkloadAlone) {
+  ReconcilerDeps deps = h.Deps();
+  deps.kueue_pods_ready = false;  // --kueue-pods-ready=false: Kueue's waitForPodsReady is off
+  h.reconciler = std::make_unique<JobReconciler>(deps);
+  ASSERT_TRUE(h.Pass().ok());
+  Admit();
+  ASSERT_TRUE(h.Pass().ok());
+  const int before = h.Requests("patch", "workloads");
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.State(), kRunning);
+  EXPECT_FALSE(WorkloadCondition(Workload(), "PodsReady").has_value());
+  EXPECT_EQ(h.Requests("patch", "workloads"), before) << "no Workload write while it runs";
+}
+
 TEST_F(QueueTest, AnEvictionStopsThePodsAndReleasesTheQuotaOnlyOnceTheyAreGone) {
   AdmitAndRun();
   // Pods that are still terminating hold their resources: the quota stays reserved.
