@@ -30,6 +30,10 @@ from operator_process import OperatorProcess  # noqa: E402
 from scale_harness import PodWatcher, job_manifest, percentile, proc_usage  # noqa: E402
 
 WRITES = ("POST", "PATCH", "PUT", "DELETE")
+# The bench's Kueue leaves waitForPodsReady off, as Kueue's default configuration does, so the
+# operator leaves PodsReady unwritten as Kueue's own job controllers then do
+# (KUEUE_BENCH_PODS_READY=1 writes it, as the operator's default does).
+KUEUE_FLAGS = ["--kueue", f"--kueue-pods-ready={'true' if os.environ.get('KUEUE_BENCH_PODS_READY') == '1' else 'false'}"]
 
 
 class WorkloadWatcher(PodWatcher):
@@ -78,7 +82,7 @@ def run(jobs, kueue, tag, chief_seconds=15):
     with Namespace("kbench") as ns:
         # --namespace: the jobs of earlier runs' namespaces, still being deleted, are not this run's.
         operator = OperatorProcess(f"kbench-{tag}", "--workers", "8", "--namespace", ns,
-                                   *(["--kueue"] if kueue else [])).start()
+                                   *(KUEUE_FLAGS if kueue else [])).start()
         cq = None
         if kueue:
             _, cq = queue_objects(tag)
@@ -140,7 +144,7 @@ def run(jobs, kueue, tag, chief_seconds=15):
 def evict(n, tag):
     """n queued jobs running for good; their Workloads deactivated at once."""
     with Namespace("kevict") as ns:
-        operator = OperatorProcess(f"kevict-{tag}", "--workers", "8", "--namespace", ns, "--kueue").start()
+        operator = OperatorProcess(f"kevict-{tag}", "--workers", "8", "--namespace", ns, *KUEUE_FLAGS).start()
         rf, cq = queue_objects(tag)
         apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq"},
                "spec": {"clusterQueue": cq}}, ns)
