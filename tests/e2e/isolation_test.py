@@ -310,7 +310,10 @@ class IsolationTest(unittest.TestCase):
             spec["volumes"].append({"name": "model", "persistentVolumeClaim": {"claimName": claim}})
             return {"replicas": n, "restartPolicy": policy, "template": {"spec": spec}}
         apply({"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": "tf"},
-               "spec": {"replicaSpecs": {"Chief": role(1, "ExitCode"), "PS": role(2, "OnFailure"),
+               # The chief OnFailure: TensorFlow exits 1 on any UnavailableError, as for a name
+               # lookup that timed out under load ("Temporary failure in name resolution", seen
+               # once in a full make test); ExitCode would count that exit as permanent.
+               "spec": {"replicaSpecs": {"Chief": role(1, "OnFailure"), "PS": role(2, "OnFailure"),
                                          "Worker": role(2, "OnFailure")}}}, self.ns)
         final = wait_until("the TensorFlow job to finish", lambda: (j := get_json("dtr", "tf", "-n", self.ns)).get(
             "status", {}).get("state") in ("Succeeded", "Failed") and j, timeout=900)
