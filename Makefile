@@ -85,8 +85,10 @@ bench-tls: release-bins ## Push+pull with and without mutual TLS at 1/16/64 MiB,
 bench-tf: release-bins ## Push+pull through TensorFlow's own parameter server and ours, side by side.
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/compare_tensorflow.py --trainer-bench $(BUILD_DIR)/release/bin/trainer_bench --runs 5
 
-bench-kueue: build tools kueue cluster-up ## Kueue support's cost and speed: 100 queued jobs against 100 without Kueue (docs/operations.md).
-	@python3 bench/kueue_bench.py 100 3 20
+bench-kueue: tools kueue cluster-up ## Kueue support's cost and speed: 100 queued jobs against 100 without Kueue (docs/operations.md).
+	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
+	@cmake --build $(BUILD_DIR)/release --target disttrain-operator >/dev/null
+	@DISTTRAIN_BIN=$(BUILD_DIR)/release/bin python3 bench/kueue_bench.py 100 3 20
 
 bench-network-policy: build tools cluster-up ## A job's start with and without its NetworkPolicy (docs/operations.md).
 	@python3 bench/network_policy_bench.py 10 3

@@ -10,6 +10,7 @@ Reports medians over the runs:
   DELETED event (p50/p99);
 - API writes per job (POST/PATCH/PUT/DELETE from the operator's rest_client_requests_total) with
   and without Kueue, and their difference;
+- reconcile passes per job (controller_runtime_reconcile_total), with and without Kueue;
 - the operator's CPU seconds and peak RSS per job, with and without Kueue.
 
 Usage: python3 bench/kueue_bench.py [JOBS] [RUNS] [EVICTED]   (defaults 100 3 20)
@@ -60,6 +61,12 @@ def writes(operator):
     return total
 
 
+def passes(operator):
+    """Reconcile passes of DistributedTrainings so far (every result)."""
+    return sum(int(m.group(1)) for m in re.finditer(
+        r'controller_runtime_reconcile_total\{controller="distributedtraining",result="[^"]*"\} (\d+)', operator.metrics()))
+
+
 def queue_objects(tag):
     rf, cq = f"bench-{tag}", f"bench-{tag}"
     apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": rf}, "spec": {}})
@@ -92,7 +99,7 @@ def run(jobs, kueue, tag, chief_seconds=15):
         wls = WorkloadWatcher(ns) if kueue else None
         try:
             cpu0, _ = proc_usage(operator.proc.pid)
-            w0 = writes(operator)
+            w0, n0 = writes(operator), passes(operator)
             items = [job_manifest(f"job-{i:03d}", chief_seconds + i * 0.3) for i in range(jobs)]
             for j in items:  # the simulated evaluator never exits: deleted with the others at once
                 j["spec"]["runPolicy"] = {"finalEvaluationGracePeriodSeconds": 0}
@@ -116,9 +123,10 @@ def run(jobs, kueue, tag, chief_seconds=15):
                     "pods", "-n", ns, "-l", "disttrain.io/replica-type!=chief")["items"], timeout=120)
             time.sleep(1)  # the last passes' writes land in the counter
             cpu1, rss = proc_usage(operator.proc.pid)
-            w1 = writes(operator)
+            w1, n1 = writes(operator), passes(operator)
             result = {"kueue": kueue, "jobs": jobs, "create_all_pods_s": round(created_s, 2),
                       "writes_per_job": round((w1 - w0) / jobs, 2),
+                      "passes_per_job": round((n1 - n0) / jobs, 2),
                       "operator_cpu_ms_per_job": round((cpu1 - cpu0) * 1000 / jobs, 1),
                       "operator_peak_rss_mb": round(rss, 1)}
             if kueue:
@@ -203,6 +211,7 @@ def main():
         "eviction_to_gone_ms_p50": statistics.median(e["eviction_to_gone_ms_p50"] for e in ev),
         "eviction_to_gone_ms_p99": statistics.median(e["eviction_to_gone_ms_p99"] for e in ev),
         "writes_per_job_kueue": med(k, "writes_per_job"), "writes_per_job_plain": med(p, "writes_per_job"),
+        "passes_per_job_kueue": med(k, "passes_per_job"), "passes_per_job_plain": med(p, "passes_per_job"),
         "extra_writes_per_job": round(med(k, "writes_per_job") - med(p, "writes_per_job"), 2),
         "cpu_ms_per_job_kueue": med(k, "operator_cpu_ms_per_job"), "cpu_ms_per_job_plain": med(p, "operator_cpu_ms_per_job"),
         "cpu_ratio": round(med(k, "operator_cpu_ms_per_job") / med(p, "operator_cpu_ms_per_job"), 3),

@@ -134,6 +134,20 @@ bool Expectations::IsPodGroupDeleted(const std::string& key, const std::string& 
   return it != jobs_.end() && it->second.uid == uid && it->second.pod_group_deleted;
 }
 
+void Expectations::WorkloadReleased(const std::string& key, const std::string& uid,
+                                    const std::string& workload_uid) {
+  absl::MutexLock lock(&mu_);
+  Entry(key, uid).released_workload = workload_uid;
+}
+
+bool Expectations::IsWorkloadReleased(const std::string& key, const std::string& uid,
+                                      const std::string& workload_uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(key);
+  return it != jobs_.end() && it->second.uid == uid && !workload_uid.empty() &&
+         it->second.released_workload == workload_uid;
+}
+
 void Expectations::JobGone(const std::string& key) {
   absl::MutexLock lock(&mu_);
   jobs_.erase(key);

@@ -63,6 +63,13 @@ class Expectations {
   void PodGroupDeleted(const std::string& key, const std::string& uid);
   bool IsPodGroupDeleted(const std::string& key, const std::string& uid) const;
 
+  // The finished job's Workload (by its UID) whose in-use finalizer this process removed: a
+  // pass from a cache that shows it Finished but not yet released must not remove it again.
+  void WorkloadReleased(const std::string& key, const std::string& uid,
+                        const std::string& workload_uid);
+  bool IsWorkloadReleased(const std::string& key, const std::string& uid,
+                          const std::string& workload_uid) const;
+
   // Job `key` was deleted: everything remembered of it goes.
   void JobGone(const std::string& key);
 
@@ -80,9 +87,10 @@ class Expectations {
     std::optional<absl::Time> first_pass;      // when its first pass ran, while its write waits
     std::optional<absl::Time> counts_waiting;  // since when a counts-only write is held back
     bool pod_group_deleted = false;
+    std::string released_workload;  // UID
     bool empty() const {
       return create_failures == 0 && replaced_rv.empty() && !first_pass && !counts_waiting &&
-             !pod_group_deleted;
+             !pod_group_deleted && released_workload.empty();
     }
   };
   // The entry of job `key` as UID `uid`: reset when the name now belongs to another job.

@@ -200,8 +200,10 @@ bool JobReconciler::CreateMissing(Pass& p) {
     }
   }
   if (!created.empty()) {
-    p.Note("SuccessfulCreatePod", absl::StrCat("created pod", created.size() > 1 ? "s " : " ",
-                                               absl::StrJoin(created, ", ")));
+    p.Note(
+        "SuccessfulCreatePod",
+        absl::StrCat("created pod", created.size() > 1 ? "s " : " ", absl::StrJoin(created, ", "),
+                     p.admission_news.empty() ? "" : absl::StrCat(": ", p.admission_news)));
     for (const policy::BuildWarning& w : desired->warnings) p.Warn(w.reason, w.message);
   }
   if (first_failure) {

@@ -18,6 +18,7 @@
 #include "operator/policy/desired_objects.h"
 #include "operator/queueing/workload.h"
 #include "operator/queueing/workload_status.h"
+#include "operator/runtime/store.h"
 
 namespace disttrain::controller {
 
@@ -70,7 +71,7 @@ absl::Status RemoveFinalizer(kube::KubeClient* client, const std::string& ns,
   std::optional<json> patch = queueing::RemoveFinalizerPatch(workload);
   if (!patch) return absl::OkStatus();
   absl::Status s =
-      client->Patch(kube::kWorkloads, ns, NameOf(workload), kube::PatchType::kMerge, *patch);
+      client->Patch(kube::kWorkloads, ns, NameOf(workload), kube::PatchType::kJson, *patch);
   return kube::IsNotFound(s) ? absl::OkStatus() : s;
 }
 
@@ -156,9 +157,11 @@ bool JobReconciler::Admitted(Pass& p) {
     if (!build_wanted()) return false;
     if (CreateWorkload(p, *wanted)) {
       p.created_workload = true;
+      // Quiet: this pass's status write waits for Kueue's answer (FirstWriteWaits), and so
+      // does the news; a job still waiting then says so with that write.
       Hold(p, "WaitingForAdmission",
            absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue),
-           /*quiet=*/true);  // the CreatedWorkload event says so
+           /*quiet=*/true);
     }
     return false;
   }
@@ -225,10 +228,15 @@ bool JobReconciler::Admitted(Pass& p) {
     if (queued == nullptr || queued->status || queued->reason != "Admitted" ||
         queued->message != message) {
       AddCondition(&p.status, kQueued, false, "Admitted", message, p.now);
-      // An event only for a job whose Queued=True was written: a job admitted before its first
-      // status write would have it twice (its next pass does not see this one's condition),
-      // and Kueue's own Admitted event on the Workload already says it.
-      if (IsTrue(p.original, kQueued)) p.Note("Admitted", message);
+      // An event of its own only for a job whose Queued=True was written; a job admitted
+      // before its first status write says it with the pods it creates (once: its next pass,
+      // which writes the status, does not see this one's condition but creates no pod).
+      const std::string news = absl::StrCat("Workload ", name, " ", message);
+      if (IsTrue(p.original, kQueued)) {
+        p.Note("Admitted", news);
+      } else {
+        p.admission_news = news;
+      }
     }
     return true;
   }
@@ -320,8 +328,7 @@ void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& 
   SetCondition(&p.status, kRestarting, false, "Queued", "the job waits for Kueue", p.now);
   // As for a resumed job: activeDeadlineSeconds counts from the (re)admission.
   p.status.start_time.reset();
-  // Waiting for Kueue's first answer is no news: the CreatedWorkload event said it.
-  if (news && !quiet && reason != "WaitingForAdmission") {
+  if (news && !quiet) {
     if (reason == "Preempted" || reason == "Evicted" || reason == "Inadmissible" ||
         reason == "WorkloadPriorityClassNotFound" || reason == "AdmissionUnusable") {
       p.Warn(reason, message);
@@ -362,10 +369,9 @@ bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
     }
     return false;
   }
-  p.Note("CreatedWorkload",
-         absl::StrCat("created Kueue Workload ", NameOf(workload), " in LocalQueue ",
-                      workload.value("/spec/queueName"_json_pointer, std::string()),
-                      "; the job waits for its admission"));
+  // No event: Kueue's answer brings the news (admitted, with the pods; or why it waits).
+  LogInfo(absl::StrCat("created Kueue Workload ", NameOf(workload)),
+          {{"job", runtime::ObjectKey(*p.object)}});
   return true;
 }
 
@@ -393,9 +399,19 @@ void JobReconciler::SyncWorkload(Pass& p) {
   if (p.workload == nullptr) return;
   const WorkloadState st = queueing::ReadWorkload(*p.workload);
   const std::string name = NameOf(*p.workload);
-  if (st.finished) {
-    if (absl::Status s = RemoveFinalizer(deps_.client, ns, *p.workload); !s.ok())
+  // Once: a cache that shows the Workload Finished may not show the finalizer gone yet.
+  const std::string key = runtime::ObjectKey(*p.object);
+  const std::string uid = p.workload->value("/metadata/uid"_json_pointer, std::string());
+  auto release = [&] {
+    if (expectations_.IsWorkloadReleased(key, p.job.metadata.uid, uid)) return;
+    if (absl::Status s = RemoveFinalizer(deps_.client, ns, *p.workload); !s.ok()) {
       p.Error("FailedUpdateWorkload", s);
+      return;
+    }
+    expectations_.WorkloadReleased(key, p.job.metadata.uid, uid);
+  };
+  if (st.finished) {
+    if (st.has_finalizer) release();
     return;
   }
   queueing::JobSide want;
@@ -427,6 +443,9 @@ void JobReconciler::SyncWorkload(Pass& p) {
     p.Error("FailedUpdateWorkload", s);
     return;
   }
+  // Finished: the finalizer goes in this pass (Kueue's own job controllers wait for the next,
+  // which the write brings; DecisionChanged queues none for it). A failure is retried.
+  if (want.finished && s.ok()) release();
   if (want.release_quota) {
     p.Note("QuotaReleased", absl::StrCat("every pod is gone: Workload ", name,
                                          " gave its quota back and is queued again"));

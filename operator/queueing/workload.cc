@@ -148,13 +148,18 @@ bool DecisionChanged(const json& old_workload, const json& new_workload) {
     for (const json& c : w.value("/status/conditions"_json_pointer, json::array())) {
       const std::string type = c.value("type", "");
       if (type == "PodsReady") continue;
+      // The job side's end, as JobSideStatusPatch writes it: the pass that wrote it also
+      // removed the finalizer.
+      if (type == "Finished" &&
+          (c.value("reason", "") == "Succeeded" || c.value("reason", "") == "Failed")) {
+        continue;
+      }
       conditions[type] = {c.value("status", ""), c.value("reason", ""), c.value("message", "")};
     }
     return json{{"conditions", conditions},
                 {"admission", w.value("/status/admission"_json_pointer, json())},
                 {"checks", w.value("/status/admissionChecks"_json_pointer, json())},
                 {"active", w.value("/spec/active"_json_pointer, json())},
-                {"finalizers", w.value("/metadata/finalizers"_json_pointer, json())},
                 {"deleting", w.value("/metadata/deletionTimestamp"_json_pointer, json())}};
   };
   return decision(old_workload) != decision(new_workload);

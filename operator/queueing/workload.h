@@ -83,9 +83,10 @@ bool BuiltFrom(const nlohmann::json& existing, const api::DistributedTraining& j
 nlohmann::json ProjectWorkload(nlohmann::json workload);
 
 // Whether a Workload changed in a way that calls for a pass of its job: Kueue's decision (quota
-// reserved, admitted, evicted, finished, requeued, the admission), its activity, finalizers or
-// deletion. Not the conditions and counts the operator itself writes (PodsReady,
-// reclaimablePods).
+// reserved, admitted, evicted, finished, requeued, the admission), its activity or deletion.
+// Not what the operator itself writes (PodsReady, reclaimablePods, Finished with reason
+// Succeeded or Failed) nor its finalizers (the operator removes its own in the pass that
+// writes Finished, or from a Workload being deleted, whose deletion then queues the pass).
 bool DecisionChanged(const nlohmann::json& old_workload, const nlohmann::json& new_workload);
 
 // Whether an existing Workload still stands for the job: same PodSets (by digest), queue and

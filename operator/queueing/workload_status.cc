@@ -108,19 +108,14 @@ std::optional<json> JobSideStatusPatch(const json& workload, const JobSide& want
 }
 
 std::optional<json> RemoveFinalizerPatch(const json& workload) {
-  json kept = json::array();
-  bool found = false;
-  for (const json& f : workload.value("/metadata/finalizers"_json_pointer, json::array())) {
-    if (f.is_string() && f.get<std::string>() == kResourceInUseFinalizer) {
-      found = true;
-    } else {
-      kept.push_back(f);
-    }
+  const json finalizers = workload.value("/metadata/finalizers"_json_pointer, json::array());
+  for (size_t i = 0; i < finalizers.size(); ++i) {
+    if (finalizers[i] != kResourceInUseFinalizer) continue;
+    const std::string path = absl::StrCat("/metadata/finalizers/", i);
+    return json::array({{{"op", "test"}, {"path", path}, {"value", kResourceInUseFinalizer}},
+                        {{"op", "remove"}, {"path", path}}});
   }
-  if (!found) return std::nullopt;
-  json meta = ResourceVersion(workload);
-  meta["finalizers"] = kept.empty() ? json(nullptr) : kept;
-  return json{{"metadata", meta}};
+  return std::nullopt;
 }
 
 }  // namespace disttrain::queueing

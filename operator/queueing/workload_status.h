@@ -38,8 +38,10 @@ struct JobSide {
 std::optional<nlohmann::json> JobSideStatusPatch(const nlohmann::json& workload,
                                                  const JobSide& want, absl::Time now);
 
-// The merge patch that removes Kueue's resource-in-use finalizer (with the resourceVersion), or
-// nullopt when the Workload does not carry it.
+// The JSON patch that removes Kueue's resource-in-use finalizer where `workload` has it (a
+// test of that entry, then its removal: it holds whatever else was written since, even the
+// operator's own status write in the same pass, and fails if the list moved), or nullopt when
+// the Workload does not carry it.
 std::optional<nlohmann::json> RemoveFinalizerPatch(const nlohmann::json& workload);
 
 }  // namespace disttrain::queueing

@@ -116,6 +116,12 @@ class KueueTest(KueueCase):
         tf_config = json.loads(next(e["value"] for e in pod["spec"]["containers"][0]["env"] if e["name"] == "TF_CONFIG"))
         self.assertEqual(len(tf_config["cluster"]["worker"]), 3, tf_config)
         self.assertEqual(self.job("part")["status"]["replicaStatuses"]["Worker"]["progress"], "3/3")
+        # Admitted at once: Kueue costs the job no event of its own (each is an API write); the
+        # one that says its pods were created names the Workload and the ClusterQueue.
+        news = f"Workload {wl['metadata']['name']} admitted by ClusterQueue "
+        wait_until("the pods' event", lambda: any(
+            r == "SuccessfulCreatePod" and news in m for r, m in self.events("part")), timeout=10)
+        self.assertEqual([r for r, _ in self.events("part") if r in ("CreatedWorkload", "Queued", "Admitted")], [])
 
     def prebuilt_workload(self, name, counts):
         """A Workload as MultiKueue creates it in a worker cluster, before the job it copies: no

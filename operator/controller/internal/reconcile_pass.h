@@ -52,7 +52,11 @@ struct ReconcilePass {
   bool prebuilt = false;      // MultiKueue's copy: its Workload is prebuilt, to adopt, never made
   bool created_pods = false;  // this pass created at least one pod
   bool created_workload = false;  // this pass created the job's Kueue Workload
-  bool deleted = false;           // the job itself was deleted (TTL)
+  // Kueue admitted the job before its status ever showed it queued: said once, with the
+  // pods this pass creates ("Workload w admitted by ClusterQueue cq"), not in an event of its
+  // own (an event is an API write).
+  std::string admission_news;
+  bool deleted = false;  // the job itself was deleted (TTL)
   // The job finished in this pass: its pods are cleaned up once the status saying so is
   // written. Deleting them first would, if the write failed, leave a job that the next pass
   // sees unfinished with its pods gone, and it would create them again.

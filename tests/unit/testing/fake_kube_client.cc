@@ -120,24 +120,33 @@ absl::StatusOr<json> FakeKubeClient::UpdateStatus(const kube::Resource& r, const
 }
 
 absl::Status FakeKubeClient::Patch(const kube::Resource& r, const std::string& ns,
-                                   const std::string& name, kube::PatchType, const json& patch,
+                                   const std::string& name, kube::PatchType type, const json& patch,
                                    const std::string& subresource) {
   absl::MutexLock lock(&mu_);
   if (absl::Status s = Begin("patch", r, ns, name, subresource); !s.ok()) return s;
   auto it = objects_.find(Key(r, ns, name));
   if (it == objects_.end()) return kube::StatusFromHttp(404, "{}", "patch");
-  const std::string want = patch.value("/metadata/resourceVersion"_json_pointer, "");
-  if (!want.empty() && want != it->second.value("/metadata/resourceVersion"_json_pointer, "")) {
-    return kube::StatusFromHttp(
-        409, R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})",
-        "patch");
-  }
-  if (subresource == "status") {
-    if (patch.contains("status")) it->second["status"].merge_patch(patch["status"]);
+  if (type == kube::PatchType::kJson) {  // RFC 6902, its "test" operations included
+    try {
+      it->second = it->second.patch(patch);
+    } catch (const json::exception& e) {
+      const json status = {{"kind", "Status"}, {"reason", "Invalid"}, {"message", e.what()}};
+      return kube::StatusFromHttp(422, status.dump(), "patch");
+    }
   } else {
-    json body = patch;
-    if (body.contains("metadata")) body["metadata"].erase("resourceVersion");
-    it->second.merge_patch(body);
+    const std::string want = patch.value("/metadata/resourceVersion"_json_pointer, "");
+    if (!want.empty() && want != it->second.value("/metadata/resourceVersion"_json_pointer, "")) {
+      return kube::StatusFromHttp(
+          409, R"({"kind":"Status","reason":"Conflict","message":"the object has been modified"})",
+          "patch");
+    }
+    if (subresource == "status") {
+      if (patch.contains("status")) it->second["status"].merge_patch(patch["status"]);
+    } else {
+      json body = patch;
+      if (body.contains("metadata")) body["metadata"].erase("resourceVersion");
+      it->second.merge_patch(body);
+    }
   }
   it->second["metadata"]["resourceVersion"] = absl::StrCat(++rv_);
   // As the API server: an object being deleted goes once its last finalizer is removed.

@@ -77,6 +77,17 @@ TEST(ExpectationsTest, APodGroupIsDeletedOncePerJob) {
   EXPECT_FALSE(e.IsPodGroupDeleted("ns/a", "u2")) << "a new job of the same name has its own";
 }
 
+TEST(ExpectationsTest, AFinishedWorkloadIsReleasedOnce) {
+  Expectations e;
+  EXPECT_FALSE(e.IsWorkloadReleased("ns/a", "u1", "w1"));
+  e.WorkloadReleased("ns/a", "u1", "w1");
+  EXPECT_TRUE(e.IsWorkloadReleased("ns/a", "u1", "w1"));
+  EXPECT_FALSE(e.IsWorkloadReleased("ns/a", "u1", "w2")) << "the job's next Workload";
+  EXPECT_FALSE(e.IsWorkloadReleased("ns/a", "u2", "w1")) << "a new job of the same name";
+  e.JobGone("ns/a");
+  EXPECT_EQ(e.jobs(), 0u);
+}
+
 TEST(ExpectationsTest, ADeletedJobLeavesNothingBehind) {
   Expectations e;
   e.CreateFailed("ns/a", "u1");

@@ -25,18 +25,28 @@ using runtime::EventType;
 
 class RecordingEvents : public runtime::EventRecorder {
  public:
-  void Record(const json&, EventType, const std::string& reason, const std::string&) override {
+  void Record(const json&, EventType, const std::string& reason,
+              const std::string& message) override {
     absl::MutexLock lock(&mu_);
     reasons_.push_back(reason);
+    messages_.push_back(message);
   }
   int Count(const std::string& reason) const {
     absl::MutexLock lock(&mu_);
     return static_cast<int>(std::count(reasons_.begin(), reasons_.end(), reason));
   }
+  // Every event so far, "Reason: message", in order.
+  std::vector<std::string> All() const {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> all;
+    for (size_t i = 0; i < reasons_.size(); ++i) all.push_back(reasons_[i] + ": " + messages_[i]);
+    return all;
+  }
 
  private:
   mutable absl::Mutex mu_;
   std::vector<std::string> reasons_;
+  std::vector<std::string> messages_;
 };
 
 inline json Role(int replicas, const std::string& restart_policy) {

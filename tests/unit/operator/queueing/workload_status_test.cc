@@ -85,8 +85,13 @@ TEST(WorkloadStatusTest, PodsReadyOnceAndReclaimableOnlyGrows) {
 TEST(WorkloadStatusTest, RemovesOnlyKueuesFinalizer) {
   std::optional<json> patch = RemoveFinalizerPatch(Reserved());
   ASSERT_TRUE(patch.has_value());
-  EXPECT_EQ((*patch)["metadata"]["finalizers"], json({"other"}));
-  EXPECT_EQ((*patch)["metadata"]["resourceVersion"], "7");
+  json wl = Reserved();
+  wl["metadata"]["resourceVersion"] = "8";  // e.g. the operator's own status write since
+  wl["metadata"]["finalizers"].push_back("later");
+  EXPECT_EQ(wl.patch(*patch)["metadata"]["finalizers"], json({"other", "later"}));
+  json moved = Reserved();
+  moved["metadata"]["finalizers"] = {"other", "kueue.x-k8s.io/resource-in-use"};
+  EXPECT_ANY_THROW(moved.patch(*patch)) << "the list moved: the test fails, nothing is removed";
   json none = Reserved();
   none["metadata"].erase("finalizers");
   EXPECT_FALSE(RemoveFinalizerPatch(none).has_value());

@@ -120,6 +120,26 @@ TEST(WorkloadTest, TheCacheKeepsNoTemplatesAndOnlyKueuesDecisionsQueueAPass) {
   EXPECT_TRUE(DecisionChanged(cached, gone));
 }
 
+// The job side's end, Finished as the operator writes it and the finalizer it then removes in
+// the same pass, queues no pass of its own; Kueue finishing a Workload for its own reasons does.
+TEST(WorkloadTest, TheOperatorsOwnFinishedAndFinalizerRemovalQueueNoPass) {
+  json wl = ProjectWorkload(BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, std::nullopt));
+  wl["status"] = {{"conditions", {{{"type", "Admitted"}, {"status", "True"}}}}};
+  for (const char* reason : {"Succeeded", "Failed"}) {
+    json finished = wl;
+    finished["status"]["conditions"].push_back(
+        {{"type", "Finished"}, {"status", "True"}, {"reason", reason}});
+    EXPECT_FALSE(DecisionChanged(wl, finished)) << reason;
+    json released = finished;
+    released["metadata"]["finalizers"] = nullptr;
+    EXPECT_FALSE(DecisionChanged(finished, released)) << reason;
+  }
+  json replaced = wl;
+  replaced["status"]["conditions"].push_back(
+      {{"type", "Finished"}, {"status", "True"}, {"reason", "OutOfSync"}});
+  EXPECT_TRUE(DecisionChanged(wl, replaced));
+}
+
 TEST(WorkloadTest, QueueNameIsTheLabelOrNothing) {
   EXPECT_EQ(QueueName(Job()), "lq");
   api::DistributedTraining plain = Job();
