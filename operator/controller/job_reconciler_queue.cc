@@ -81,8 +81,11 @@ void JobReconciler::FindWorkload(Pass& p) {
   if (deps_.workloads == nullptr || queueing::QueueName(p.job).empty()) return;
   p.queued = true;
   p.prebuilt = !queueing::PrebuiltWorkloadName(p.job).empty();
-  const std::string name = queueing::JobWorkloadName(p.job);
-  for (const runtime::ObjectPtr& w : deps_.workloads->ByControllerUid(p.job.metadata.uid)) {
+  // Once per pass: both cost (a hash; a decode of every cached Workload of the job).
+  p.workload_name = queueing::JobWorkloadName(p.job);
+  p.workloads = deps_.workloads->ByControllerUid(p.job.metadata.uid);
+  const std::string& name = p.workload_name;
+  for (const runtime::ObjectPtr& w : p.workloads) {
     if (queueing::ReadWorkload(*w).deleting) {  // SyncWorkload releases it
       p.replacing_workload = p.replacing_workload || NameOf(*w) == name;
       continue;
@@ -112,7 +115,7 @@ bool JobReconciler::SetWorkloadActive(Pass& p, bool active) {
 bool JobReconciler::Admitted(Pass& p) {
   if (!p.queued) return true;
   const std::string queue = queueing::QueueName(p.job);
-  const std::string name = queueing::JobWorkloadName(p.job);
+  const std::string& name = p.workload_name;
   // The Workload as built from the job now: only when it is to be created, or the job's
   // generation, queue or priority class is not the one the Workload was built from (building
   // it means building every pod of the job).
@@ -391,7 +394,7 @@ void JobReconciler::SyncWorkload(Pass& p) {
   const bool any_live = AnyLive(p.pods);
   // A Workload being deleted (replaced, or deleted by someone) keeps its quota until the pods
   // it admitted are gone.
-  for (const runtime::ObjectPtr& w : deps_.workloads->ByControllerUid(p.job.metadata.uid)) {
+  for (const runtime::ObjectPtr& w : p.workloads) {
     if (!queueing::ReadWorkload(*w).deleting || any_live) continue;
     if (absl::Status s = RemoveFinalizer(deps_.client, ns, *w); !s.ok())
       p.Error("FailedUpdateWorkload", s);

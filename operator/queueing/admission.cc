@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_members.h"
 #include "operator/queueing/workload.h"
 
 namespace disttrain::queueing {
@@ -12,12 +13,7 @@ namespace {
 using nlohmann::json;
 
 const json* Condition(const json& workload, const char* type) {
-  const json* conditions = nullptr;
-  if (auto s = workload.find("status"); s != workload.end() && s->is_object()) {
-    if (auto c = s->find("conditions"); c != s->end() && c->is_array()) conditions = &*c;
-  }
-  if (conditions == nullptr) return nullptr;
-  for (const json& c : *conditions) {
+  for (const json& c : ArrayMember(ObjectMember(workload, "status"), "conditions")) {
     if (c.is_object() && c.value("type", "") == type) return &c;
   }
   return nullptr;
@@ -52,14 +48,19 @@ WorkloadState ReadWorkload(const json& workload) {
   s.evicted = IsTrue(workload, kEvicted);
   s.finished = IsTrue(workload, kFinished);
   s.pods_ready = IsTrue(workload, kPodsReady);
-  s.deleting = workload.contains("/metadata/deletionTimestamp"_json_pointer) &&
-               !workload.at("/metadata/deletionTimestamp"_json_pointer).is_null();
-  for (const json& f : workload.value("/metadata/finalizers"_json_pointer, json::array())) {
-    if (f.is_string() && f.get<std::string>() == kResourceInUseFinalizer) {
-      s.has_finalizer = true;
-    }
+  // In place: json::value with a JSON pointer throws and catches an exception for every
+  // missing member, and this runs several times in every pass of every queued job.
+  const json& meta = ObjectMember(workload, "metadata");
+  const json& status = ObjectMember(workload, "status");
+  auto deleting = meta.find("deletionTimestamp");
+  s.deleting = deleting != meta.end() && !deleting->is_null();
+  const json& finalizers = ArrayMember(meta, "finalizers");
+  s.has_finalizer =
+      std::find(finalizers.begin(), finalizers.end(), kResourceInUseFinalizer) != finalizers.end();
+  const json& admission = ObjectMember(status, "admission");
+  if (auto cq = admission.find("clusterQueue"); cq != admission.end() && cq->is_string()) {
+    s.cluster_queue = cq->get<std::string>();
   }
-  s.cluster_queue = workload.value("/status/admission/clusterQueue"_json_pointer, std::string());
   for (const char* type : {kQuotaReserved, kAdmitted}) {
     const json* c = Condition(workload, type);
     if (c != nullptr && c->value("status", "") == "False") {
@@ -72,7 +73,7 @@ WorkloadState ReadWorkload(const json& workload) {
     s.evicted_reason = c->value("reason", "");
     s.evicted_message = c->value("message", "");
   }
-  for (const json& r : workload.value("/status/reclaimablePods"_json_pointer, json::array())) {
+  for (const json& r : ArrayMember(status, "reclaimablePods")) {
     if (r.is_object() && r.contains("name"))
       s.reclaimable[r.value("name", "")] = r.value("count", 0);
   }

@@ -1,13 +1,13 @@
 #include "operator/queueing/workload.h"
 
-#include <openssl/sha.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/json_members.h"
 #include "operator/api/labels.h"
 
 namespace disttrain::queueing {
@@ -16,10 +16,18 @@ namespace {
 using nlohmann::json;
 
 std::string Sha1Hex(const std::string& text) {
-  unsigned char digest[SHA_DIGEST_LENGTH];
-  SHA1(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  std::string hex;
-  for (unsigned char b : digest) absl::StrAppend(&hex, absl::StrFormat("%02x", b));
+  // Fetched once: OpenSSL 3's SHA1() fetches the algorithm from its providers on every call,
+  // most of its cost for a short text (once per pass of every queued job).
+  static const EVP_MD* const kSha1 = EVP_MD_fetch(nullptr, "SHA1", nullptr);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(text.data(), text.size(), digest, &size, kSha1, nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex(2 * size, '0');
+  for (unsigned int i = 0; i < size; ++i) {
+    hex[2 * i] = kHex[digest[i] >> 4];
+    hex[2 * i + 1] = kHex[digest[i] & 0xf];
+  }
   return hex;
 }
 
@@ -143,9 +151,16 @@ json ProjectWorkload(json workload) {
 }
 
 bool DecisionChanged(const json& old_workload, const json& new_workload) {
-  auto decision = [](const json& w) {
+  // Members read in place (json::value with a JSON pointer throws for each one missing): this
+  // runs twice for every Workload event.
+  auto member = [](const json& object, const char* name) {
+    auto it = object.find(name);
+    return it == object.end() ? json() : *it;
+  };
+  auto decision = [&member](const json& w) {
+    const json& status = ObjectMember(w, "status");
     json conditions = json::object();
-    for (const json& c : w.value("/status/conditions"_json_pointer, json::array())) {
+    for (const json& c : ArrayMember(status, "conditions")) {
       const std::string type = c.value("type", "");
       if (type == "PodsReady") continue;
       // The job side's end, as JobSideStatusPatch writes it: the pass that wrote it also
@@ -157,10 +172,10 @@ bool DecisionChanged(const json& old_workload, const json& new_workload) {
       conditions[type] = {c.value("status", ""), c.value("reason", ""), c.value("message", "")};
     }
     return json{{"conditions", conditions},
-                {"admission", w.value("/status/admission"_json_pointer, json())},
-                {"checks", w.value("/status/admissionChecks"_json_pointer, json())},
-                {"active", w.value("/spec/active"_json_pointer, json())},
-                {"deleting", w.value("/metadata/deletionTimestamp"_json_pointer, json())}};
+                {"admission", member(status, "admission")},
+                {"checks", member(status, "admissionChecks")},
+                {"active", member(ObjectMember(w, "spec"), "active")},
+                {"deleting", member(ObjectMember(w, "metadata"), "deletionTimestamp")}};
   };
   return decision(old_workload) != decision(new_workload);
 }

@@ -45,6 +45,8 @@ struct ReconcilePass {
   // Kueue: the job is sent to a LocalQueue; its Workload as cached (null: none yet); what
   // every role's pods carry once admitted (by role); its quota goes back once no pod is left.
   bool queued = false;
+  std::string workload_name;  // the one the job's Workload has (queueing::JobWorkloadName)
+  std::vector<std::shared_ptr<const nlohmann::json>> workloads;  // every one the job owns
   std::shared_ptr<const nlohmann::json> workload;
   std::optional<std::map<std::string, queueing::PodSetInfo>> admission;
   bool release_quota = false;
