@@ -19,6 +19,7 @@
 #include "operator/policy/restart_policy.h"
 #include "operator/policy/result_policy.h"
 #include "operator/policy/running_policy.h"
+#include "operator/queueing/workload.h"
 
 namespace disttrain::controller {
 
@@ -174,10 +175,19 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   absl::StatusOr<api::DistributedTraining> job = deps_.api->decode_job(cached);
   if (job.ok()) {
     if (job->metadata.deletion_timestamp) return runtime::ReconcileResult{};
-    // Another controller's job (MultiKueue dispatches it to a worker cluster and mirrors its
-    // status back): not a single write from this one.
+    // Another controller's job: not a single write from this one, but for MultiKueue's, whose
+    // Workload it makes (a DistributedTraining's: for a TFJob, MultiKueue's own TFJob support
+    // goes with Kueue's kubeflow.org/tfjob integration, which a cluster queueing TFJobs through
+    // this operator turns off; docs/tfjob.md).
     if (!job->spec.managed_by.empty() && job->spec.managed_by != api::kManagedByOperator) {
-      return runtime::ReconcileResult{};
+      if (job->spec.managed_by != queueing::kMultiKueueManager || deps_.workloads == nullptr ||
+          job->kind != &api::kDistributedTrainingKind || !api::Validate(*job).ok()) {
+        return runtime::ReconcileResult{};
+      }
+      p.job = *std::move(job);
+      api::ApplyDefaults(&p.job);
+      p.multikueue_manager = true;
+      return ReconcileForMultiKueue(p);
     }
     p.job = *std::move(job);
     api::ApplyDefaults(&p.job);

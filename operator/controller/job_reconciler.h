@@ -121,6 +121,15 @@ class JobReconciler : public runtime::Reconciler {
   bool SetWorkloadActive(Pass& p, bool active);
   // A job sent to Kueue: finds its Workload (and deletes any other it owns).
   void FindWorkload(Pass& p);
+  // The Workload Kueue would admit for the job as it is now (every pod built to count it);
+  // false when the job cannot be built (it is then failed as invalid).
+  bool BuildWantedWorkload(Pass& p, std::optional<nlohmann::json>* wanted);
+  // MultiKueue's manager cluster: a job with spec.managedBy kueue.x-k8s.io/multikueue and the
+  // queue label gets its Workload, which MultiKueue needs to dispatch it (for a kind Kueue does
+  // not compile in, the job's controller makes it: Kueue's KEP 2349), and nothing else: no pod,
+  // no Service, no status (MultiKueue mirrors the worker cluster's). Once MultiKueue finished
+  // the Workload, its finalizer goes. With --kueue only.
+  absl::StatusOr<runtime::ReconcileResult> ReconcileForMultiKueue(Pass& p);
   // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
   // `quiet`: no event (another one of the pass says it).
   void Hold(Pass& p, const std::string& reason, const std::string& message, bool quiet = false);

@@ -112,6 +112,34 @@ bool JobReconciler::SetWorkloadActive(Pass& p, bool active) {
   return true;
 }
 
+bool JobReconciler::BuildWantedWorkload(Pass& p, std::optional<json>* wanted) {
+  absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
+  if (!desired.ok()) {
+    FailInvalid(p, desired.status());
+    return false;
+  }
+  std::vector<queueing::PodSetInput> pod_sets;
+  for (const auto& [type, spec] : p.job.spec.replica_specs) {
+    for (const ReplicaObjects& r : desired->replicas) {
+      if (r.type != type) continue;
+      // An elastic job can start with minReplicas workers: Kueue may admit it partially.
+      const int32_t min_count = type == api::ReplicaType::kWorker && p.job.spec.elastic_policy
+                                    ? p.job.spec.elastic_policy->min_replicas
+                                    : 0;
+      pod_sets.push_back(
+          {std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod, min_count});
+      break;
+    }
+  }
+  std::optional<queueing::Priority> priority;
+  if (auto it = p.job.metadata.labels.find(queueing::kPriorityClassLabel);
+      it != p.job.metadata.labels.end()) {
+    priority = queueing::Priority{it->second, 0};
+  }
+  *wanted = queueing::BuildWorkload(p.job, pod_sets, priority);
+  return true;
+}
+
 bool JobReconciler::Admitted(Pass& p) {
   if (!p.queued) return true;
   const std::string queue = queueing::QueueName(p.job);
@@ -120,33 +148,7 @@ bool JobReconciler::Admitted(Pass& p) {
   // generation, queue or priority class is not the one the Workload was built from (building
   // it means building every pod of the job).
   std::optional<json> wanted;
-  auto build_wanted = [&]() -> bool {
-    absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
-    if (!desired.ok()) {
-      FailInvalid(p, desired.status());
-      return false;
-    }
-    std::vector<queueing::PodSetInput> pod_sets;
-    for (const auto& [type, spec] : p.job.spec.replica_specs) {
-      for (const ReplicaObjects& r : desired->replicas) {
-        if (r.type != type) continue;
-        // An elastic job can start with minReplicas workers: Kueue may admit it partially.
-        const int32_t min_count = type == api::ReplicaType::kWorker && p.job.spec.elastic_policy
-                                      ? p.job.spec.elastic_policy->min_replicas
-                                      : 0;
-        pod_sets.push_back(
-            {std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod, min_count});
-        break;
-      }
-    }
-    std::optional<queueing::Priority> priority;
-    if (auto it = p.job.metadata.labels.find(queueing::kPriorityClassLabel);
-        it != p.job.metadata.labels.end()) {
-      priority = queueing::Priority{it->second, 0};
-    }
-    wanted = queueing::BuildWorkload(p.job, pod_sets, priority);
-    return true;
-  };
+  auto build_wanted = [&] { return BuildWantedWorkload(p, &wanted); };
 
   if (p.workload == nullptr && p.replacing_workload) {
     Hold(p, "WorkloadReplaced",
@@ -388,6 +390,23 @@ void JobReconciler::DeleteWorkload(Pass& p, const json& workload, const std::str
   p.Note("DeletedWorkload", absl::StrCat("deleted Kueue Workload ", NameOf(workload), ": ", why));
 }
 
+absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileForMultiKueue(Pass& p) {
+  FindWorkload(p);
+  if (p.queued && p.workload == nullptr && !p.replacing_workload) {
+    std::optional<json> wanted;
+    if (BuildWantedWorkload(p, &wanted) && CreateWorkload(p, *wanted)) {
+      // An event: this job gets no status from this operator to say it.
+      p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", p.workload_name,
+                                             " for MultiKueue to dispatch the job to a worker "
+                                             "cluster; no pod runs in this one"));
+    }
+  }
+  SyncWorkload(p);  // with p.multikueue_manager: the finalizer, once MultiKueue finished it
+  EmitEvents(p);
+  if (!p.errors.empty()) return p.errors.front();
+  return runtime::ReconcileResult{p.requeue};
+}
+
 void JobReconciler::SyncWorkload(Pass& p) {
   if (!p.queued) return;
   const std::string& ns = p.job.metadata.namespace_name;
@@ -417,6 +436,7 @@ void JobReconciler::SyncWorkload(Pass& p) {
     if (st.has_finalizer) release();
     return;
   }
+  if (p.multikueue_manager) return;  // MultiKueue writes the rest, from the worker's
   queueing::JobSide want;
   if (IsFinished(p.status)) {
     // The quota goes back once the pods holding it are gone (cleanPodPolicy None keeps them on

@@ -159,13 +159,14 @@ bool DecisionChanged(const json& old_workload, const json& new_workload) {
   };
   auto decision = [&member](const json& w) {
     const json& status = ObjectMember(w, "status");
+    const bool dispatched = status.contains("clusterName");  // by MultiKueue
     json conditions = json::object();
     for (const json& c : ArrayMember(status, "conditions")) {
       const std::string type = c.value("type", "");
       if (type == "PodsReady") continue;
       // The job side's end, as JobSideStatusPatch writes it: the pass that wrote it also
       // removed the finalizer.
-      if (type == "Finished" &&
+      if (type == "Finished" && !dispatched &&
           (c.value("reason", "") == "Succeeded" || c.value("reason", "") == "Failed")) {
         continue;
       }

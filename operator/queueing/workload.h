@@ -24,6 +24,8 @@ inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
 inline constexpr char kJobKindLabel[] = "disttrain.io/job-kind";
 // Set by MultiKueue on a job it copies to a worker cluster: the Workload already exists there.
 inline constexpr char kPrebuiltWorkloadLabel[] = "kueue.x-k8s.io/prebuilt-workload-name";
+// spec.managedBy of a job that MultiKueue dispatches to a worker cluster (the manager's copy).
+inline constexpr char kMultiKueueManager[] = "kueue.x-k8s.io/multikueue";
 inline constexpr char kResourceInUseFinalizer[] = "kueue.x-k8s.io/resource-in-use";
 // On the Workload: a digest of its PodSets as built from the job, to tell when the job's spec
 // changed in a way Kueue must admit again (replicas, resources, the pod templates).
@@ -87,6 +89,8 @@ nlohmann::json ProjectWorkload(nlohmann::json workload);
 // Not what the operator itself writes (PodsReady, reclaimablePods, Finished with reason
 // Succeeded or Failed) nor its finalizers (the operator removes its own in the pass that
 // writes Finished, or from a Workload being deleted, whose deletion then queues the pass).
+// A Workload MultiKueue dispatched (status.clusterName set) is finished by MultiKueue, with the
+// worker's reason: that Finished queues a pass (its finalizer is the operator's to remove).
 bool DecisionChanged(const nlohmann::json& old_workload, const nlohmann::json& new_workload);
 
 // Whether an existing Workload still stands for the job: same PodSets (by digest), queue and

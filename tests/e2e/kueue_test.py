@@ -375,15 +375,30 @@ class KueueTest(KueueCase):
         self.assertEqual(self.workload("mnist-queued")["spec"]["priority"], 100)
 
     def test_a_job_managed_by_another_controller_is_left_alone(self):
+        # MultiKueue's manager cluster: Kueue makes no Workload for a kind it does not compile
+        # in, so the operator makes it (or MultiKueue never dispatches the job), and nothing
+        # else: Kueue admits it here, and still no pod runs and no status is written.
+        self.queue_setup(gpus=2)
         j = job("elsewhere", Chief=gpu_role(1, 0, 0, 1))
         j["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue"
         apply(queued(j, "lq"), self.ns)
+        other = job("other", Chief=gpu_role(1, 0, 0, 1))
+        other["spec"]["managedBy"] = "example.com/another"
+        apply(queued(other, "lq"), self.ns)
         plain = job("here", Chief=gpu_role(1, 0, 0, 1))
         apply(plain, self.ns)
         self.wait_state("here", "Succeeded", timeout=30)
-        self.assertEqual(self.pods("elsewhere"), [])
-        self.assertNotIn("status", self.job("elsewhere"))
-        self.assertIsNone(self.workload("elsewhere"))
+        wait_until("the MultiKueue job's Workload admitted", lambda: (self.wl_condition(
+            self.workload("elsewhere"), "Admitted") or {}).get("status") == "True", timeout=30)
+        wl = self.workload("elsewhere")
+        self.assertEqual(wl["metadata"]["ownerReferences"][0]["kind"], "DistributedTraining")
+        self.assertEqual(wl["metadata"]["ownerReferences"][0]["name"], "elsewhere")
+        self.assertEqual({p["name"]: p["count"] for p in wl["spec"]["podSets"]}, {"chief": 1})
+        self.assertIn("CreatedWorkload", [r for r, _ in self.events("elsewhere")])
+        for name in ("elsewhere", "other"):
+            self.assertEqual(self.pods(name), [], name)
+            self.assertNotIn("status", self.job(name), name)
+        self.assertIsNone(self.workload("other"))
         r = kubectl("patch", "distributedtraining", "here", "-n", self.ns, "--type=merge",
                     "-p", json.dumps({"spec": {"managedBy": "someone-else"}}), check=False)
         self.assertNotEqual(r.returncode, 0)

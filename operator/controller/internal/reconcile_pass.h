@@ -45,6 +45,9 @@ struct ReconcilePass {
   // Kueue: the job is sent to a LocalQueue; its Workload as cached (null: none yet); what
   // every role's pods carry once admitted (by role); its quota goes back once no pod is left.
   bool queued = false;
+  // spec.managedBy kueue.x-k8s.io/multikueue: the manager cluster's copy; this operator makes
+  // its Workload only (JobReconciler::ReconcileForMultiKueue).
+  bool multikueue_manager = false;
   std::string workload_name;  // the one the job's Workload has (queueing::JobWorkloadName)
   std::vector<std::shared_ptr<const nlohmann::json>> workloads;  // every one the job owns
   std::shared_ptr<const nlohmann::json> workload;

@@ -412,13 +412,92 @@ TEST(QueueOffTest, WithoutKueueSupportTheLabelIsIgnored) {
 }
 
 TEST(QueueOffTest, AJobManagedByAnotherControllerGetsNoWrite) {
-  json job = QueuedJob();
-  job["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
-  Harness h{job, true};
+  for (const bool kueue : {true, false}) {
+    for (const char* manager : {"example.com/another", "kueue.x-k8s.io/multikueue"}) {
+      if (kueue && std::string(manager) == "kueue.x-k8s.io/multikueue") continue;  // below
+      json job = QueuedJob();
+      job["spec"]["managedBy"] = manager;
+      Harness h{job, kueue};
+      ASSERT_TRUE(h.Pass().ok());
+      EXPECT_TRUE(h.PodNames().empty()) << manager;
+      EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty()) << manager << " " << kueue;
+      EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0) << manager;
+      EXPECT_TRUE(h.events.All().empty()) << manager;
+    }
+  }
+}
+
+// MultiKueue's manager cluster: Kueue makes no Workload for a kind it does not compile in, so
+// without this one MultiKueue would never dispatch the job (Kueue's KEP 2349: "an external
+// controller creates a Workload object for the job"). Nothing else is written: the job runs in
+// a worker cluster, and MultiKueue mirrors its status here.
+class MultiKueueManagerTest : public ::testing::Test {
+ protected:
+  static json ManagedJob() {
+    json job = QueuedJob();
+    job["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+    return job;
+  }
+  Harness h{ManagedJob(), /*kueue=*/true};
+};
+
+TEST_F(MultiKueueManagerTest, TheJobGetsItsWorkloadAndNothingElse) {
+  ASSERT_TRUE(h.Pass().ok());
+  std::vector<json> wls = h.client.Objects(kube::kWorkloads);
+  ASSERT_EQ(wls.size(), 1u);
+  EXPECT_EQ(wls[0]["metadata"]["ownerReferences"][0]["apiVersion"], "disttrain.io/v1");
+  EXPECT_EQ(wls[0]["metadata"]["ownerReferences"][0]["kind"], "DistributedTraining");
+  EXPECT_EQ(wls[0]["spec"]["queueName"], "team-a");
+  json counts = json::object();
+  for (const json& ps : wls[0]["spec"]["podSets"])
+    counts[ps["name"].get<std::string>()] = ps["count"];
+  EXPECT_EQ(counts, json({{"chief", 1}, {"ps", 1}, {"worker", 2}}));
+  EXPECT_EQ(h.events.Count("CreatedWorkload"), 1);
+  // Admitted by the manager's Kueue: still no pod, no Service, no status of this operator's.
+  json wl = wls[0];
+  wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
+                  {"clusterName", "worker-1"},
+                  {"conditions",
+                   {{{"type", "QuotaReserved"}, {"status", "True"}},
+                    {{"type", "Admitted"}, {"status", "True"}}}}};
+  h.client.Put(kube::kWorkloads, wl);
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_TRUE(h.PodNames().empty());
-  EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty());
+  EXPECT_TRUE(h.client.Objects(kube::kServices).empty());
   EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
+  EXPECT_EQ(h.Requests("update", "distributedtrainings"), 0);
+  EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
+}
+
+TEST_F(MultiKueueManagerTest, TheMirroredStatusWritesNothingAndMultiKueuesFinishReleasesIt) {
+  ASSERT_TRUE(h.Pass().ok());
+  // MultiKueue mirrors the worker's status into the job, then finishes the Workload with the
+  // worker's reason.
+  absl::StatusOr<json> job = h.client.Get(kube::kDistributedTrainings, "default", "dist");
+  ASSERT_TRUE(job.ok());
+  (*job)["status"] = {{"state", "Succeeded"},
+                      {"conditions", {{{"type", "Succeeded"}, {"status", "True"}}}}};
+  h.client.Put(kube::kDistributedTrainings, *job);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "workloads"), 0) << "Finished is MultiKueue's to write here";
+  std::vector<json> wls = h.client.Objects(kube::kWorkloads);
+  ASSERT_EQ(wls.size(), 1u);
+  json wl = wls[0];
+  ASSERT_EQ(wl["metadata"]["finalizers"], json({queueing::kResourceInUseFinalizer}));
+  wl["status"] = {{"clusterName", "worker-1"},
+                  {"conditions", {{{"type", "Admitted"}, {"status", "True"}}}}};
+  const json before = queueing::ProjectWorkload(wl);
+  wl["status"]["conditions"].push_back(
+      {{"type", "Finished"}, {"status", "True"}, {"reason", "Succeeded"}});
+  EXPECT_TRUE(queueing::DecisionChanged(before, queueing::ProjectWorkload(wl)))
+      << "MultiKueue's Finished (the worker's reason) queues the pass that releases it";
+  h.client.Put(kube::kWorkloads, wl);
+  ASSERT_TRUE(h.Pass().ok());
+  const json finalizers =
+      h.client.Objects(kube::kWorkloads)[0]["metadata"].value("finalizers", json());
+  EXPECT_TRUE(finalizers.is_null() || finalizers.empty()) << finalizers.dump();
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
+  EXPECT_TRUE(h.PodNames().empty());
 }
 
 }  // namespace
