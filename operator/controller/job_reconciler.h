@@ -74,6 +74,10 @@ class JobReconciler : public runtime::Reconciler {
   // A new job's first status write waits for the pass its new pods' events bring (FirstWriteWaits);
   // the first pass asks to come back after this long in case no event does.
   static constexpr absl::Duration kFirstWriteWait = absl::Seconds(1);
+  // How long a job whose Workload cannot be made or adopted yet (its WorkloadPriorityClass or
+  // prebuilt Workload is missing) or whose admission names a ResourceFlavor not yet cached
+  // waits before the next look.
+  static constexpr absl::Duration kQueueRetry = absl::Seconds(5);
   // A status that differs from the stored one only in its pods' counts (active, running,
   // progress) is written once it has differed this long (CountsWriteWaits), unless something
   // else changes first and takes the counts along.
@@ -124,11 +128,11 @@ class JobReconciler : public runtime::Reconciler {
   // The Workload Kueue would admit for the job as it is now (every pod built to count it);
   // false when the job cannot be built (it is then failed as invalid).
   bool BuildWantedWorkload(Pass& p, std::optional<nlohmann::json>* wanted);
-  // MultiKueue's manager cluster: a job with spec.managedBy kueue.x-k8s.io/multikueue and the
-  // queue label gets its Workload, which MultiKueue needs to dispatch it (for a kind Kueue does
-  // not compile in, the job's controller makes it: Kueue's KEP 2349), and nothing else: no pod,
-  // no Service, no status (MultiKueue mirrors the worker cluster's). Once MultiKueue finished
-  // the Workload, its finalizer goes. With --kueue only.
+  // MultiKueue (job_reconciler_multikueue.cc). The manager cluster: a job with spec.managedBy
+  // kueue.x-k8s.io/multikueue and the queue label gets its Workload, which MultiKueue needs to
+  // dispatch it (for a kind Kueue does not compile in, the job's controller makes it: Kueue's KEP
+  // 2349), and nothing else: no pod, no Service, no status (MultiKueue mirrors the worker
+  // cluster's). Once MultiKueue finished the Workload, its finalizer goes. With --kueue only.
   absl::StatusOr<runtime::ReconcileResult> ReconcileForMultiKueue(Pass& p);
   // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
   // `quiet`: no event (another one of the pass says it).

@@ -45,10 +45,6 @@ using queueing::WorkloadState;
 
 namespace {
 
-// How long a job whose Workload cannot be made yet (its WorkloadPriorityClass is missing) or
-// whose admission names a ResourceFlavor not yet cached waits before the next look.
-constexpr absl::Duration kQueueRetry = absl::Seconds(5);
-
 bool Live(const PodState& pod) {
   return pod.terminating || pod.phase == PodPhase::kPending || pod.phase == PodPhase::kRunning ||
          pod.phase == PodPhase::kUnknown;
@@ -265,48 +261,6 @@ bool JobReconciler::Admitted(Pass& p) {
   return false;
 }
 
-bool JobReconciler::AdoptWorkload(Pass& p, const std::string& name,
-                                  const std::function<bool()>& build_wanted,
-                                  const std::optional<json>& wanted) {
-  const std::string& ns = p.job.metadata.namespace_name;
-  // Not in the cache until adopted (the informer watches the operator's own Workloads).
-  absl::StatusOr<json> prebuilt = deps_.client->Get(kube::kWorkloads, ns, name);
-  if (kube::IsNotFound(prebuilt.status())) {
-    p.Requeue(kQueueRetry);
-    Hold(p, "WaitingForWorkload",
-         absl::StrCat("waiting for the prebuilt Workload ", name, " (label ",
-                      queueing::kPrebuiltWorkloadLabel, ") to exist"));
-    return false;
-  }
-  if (!prebuilt.ok()) {
-    p.Error("FailedGetWorkload", prebuilt.status());
-    return false;
-  }
-  if (!build_wanted()) return false;
-  if (std::string differ = queueing::PodSetsDiffer(*prebuilt, *wanted); !differ.empty()) {
-    Finish(p, false, "WorkloadOutOfSync",
-           absl::StrCat("the prebuilt Workload ", name, " does not match the job: ", differ));
-    return false;
-  }
-  absl::StatusOr<json> patch = queueing::AdoptPatch(*prebuilt, *wanted);
-  if (!patch.ok()) {
-    p.Requeue(kQueueRetry);
-    Hold(p, "WorkloadNotAdoptable", std::string(patch.status().message()));
-    return false;
-  }
-  if (absl::Status s =
-          deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch);
-      !s.ok()) {
-    p.Error("FailedUpdateWorkload", s);
-    return false;
-  }
-  p.Note("AdoptedWorkload", absl::StrCat("adopted the prebuilt Workload ", name));
-  p.Requeue(absl::Seconds(1));  // the informer shows it now; its add queues no pass
-  Hold(p, "WaitingForAdmission",
-       absl::StrCat("waiting for Kueue to admit the prebuilt Workload ", name), /*quiet=*/true);
-  return false;
-}
-
 void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& message,
                          bool quiet) {
   // The chief goes first: on SIGTERM it saves a checkpoint of what the parameter servers hold,
@@ -388,23 +342,6 @@ void JobReconciler::DeleteWorkload(Pass& p, const json& workload, const std::str
     return;
   }
   p.Note("DeletedWorkload", absl::StrCat("deleted Kueue Workload ", NameOf(workload), ": ", why));
-}
-
-absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileForMultiKueue(Pass& p) {
-  FindWorkload(p);
-  if (p.queued && p.workload == nullptr && !p.replacing_workload) {
-    std::optional<json> wanted;
-    if (BuildWantedWorkload(p, &wanted) && CreateWorkload(p, *wanted)) {
-      // An event: this job gets no status from this operator to say it.
-      p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", p.workload_name,
-                                             " for MultiKueue to dispatch the job to a worker "
-                                             "cluster; no pod runs in this one"));
-    }
-  }
-  SyncWorkload(p);  // with p.multikueue_manager: the finalizer, once MultiKueue finished it
-  EmitEvents(p);
-  if (!p.errors.empty()) return p.errors.front();
-  return runtime::ReconcileResult{p.requeue};
 }
 
 void JobReconciler::SyncWorkload(Pass& p) {

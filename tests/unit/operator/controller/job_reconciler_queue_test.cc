@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/queueing/workload.h"
+#include "tests/unit/operator/controller/queue_fixture.h"
 #include "tests/unit/operator/controller/reconciler_harness.h"
 
 namespace disttrain::controller {
@@ -23,72 +24,9 @@ namespace {
 
 using nlohmann::json;
 using testing::Harness;
-using testing::JobJson;
 using testing::kAllPods;
-
-json QueuedJob(json run_policy = json::object()) {
-  json job = JobJson(std::move(run_policy));
-  job["metadata"]["labels"] = {{queueing::kQueueNameLabel, "team-a"}};
-  return job;
-}
-
-class QueueTest : public ::testing::Test {
- protected:
-  Harness h{QueuedJob(), /*kueue=*/true};
-
-  json Workload() {
-    std::vector<json> all = h.client.Objects(kube::kWorkloads);
-    EXPECT_EQ(all.size(), 1u);
-    return all.empty() ? json() : all[0];
-  }
-  std::string WorkloadName() { return Workload()["metadata"]["name"]; }
-  // Kueue's scheduler: quota reserved and admitted on flavour "a100" (node label gpu=a100);
-  // `workers` > 0: the worker PodSet admitted partially, with that many.
-  void Admit(int workers = 0) {
-    h.client.Put(kube::kResourceFlavors,
-                 {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
-                  {"kind", "ResourceFlavor"},
-                  {"metadata", {{"name", "a100"}}},
-                  {"spec",
-                   {{"nodeLabels", {{"gpu", "a100"}}},
-                    {"tolerations", {{{"key", "gpu"}, {"operator", "Exists"}}}}}}});
-    json wl = Workload();
-    json assignments = json::array();
-    for (const json& ps : wl["spec"]["podSets"]) {
-      json count = workers > 0 && ps["name"] == "worker" ? json(workers) : ps["count"];
-      assignments.push_back(
-          {{"name", ps["name"]}, {"count", count}, {"flavors", {{"cpu", "a100"}}}});
-    }
-    wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", assignments}}},
-                    {"conditions",
-                     {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}},
-                      {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
-    h.client.Put(kube::kWorkloads, wl);
-  }
-  // Workload created, admitted, pods created and running: the job is Running.
-  void AdmitAndRun() {
-    ASSERT_TRUE(h.Pass().ok());
-    Admit();
-    ASSERT_TRUE(h.Pass().ok());
-    h.RunAll();
-    ASSERT_TRUE(h.Pass().ok());
-  }
-  void Evict() {
-    json wl = Workload();
-    wl["status"]["conditions"].push_back({{"type", "Evicted"},
-                                          {"status", "True"},
-                                          {"reason", "Preempted"},
-                                          {"message", "Preempted to accommodate a workload"}});
-    h.client.Put(kube::kWorkloads, wl);
-  }
-  // A copy: the Workload passed in is often a temporary.
-  std::optional<json> WorkloadCondition(const json& wl, const std::string& type) {
-    for (const json& c : wl.value("/status/conditions"_json_pointer, json::array())) {
-      if (c["type"] == type) return c;
-    }
-    return std::nullopt;
-  }
-};
+using testing::QueuedJob;
+using testing::QueueTest;
 
 TEST_F(QueueTest, APartiallyAdmittedElasticJobRunsWithTheWorkersKueueAdmitted) {
   json job = QueuedJob();
@@ -123,39 +61,6 @@ TEST_F(QueueTest, APartiallyAdmittedElasticJobRunsWithTheWorkersKueueAdmitted) {
             "admitted by ClusterQueue cq (partially: 3 of 4 workers, elasticPolicy.minReplicas 2)");
   EXPECT_EQ(h.State(), kRunning);
   EXPECT_EQ(Workload()["spec"]["podSets"][2]["count"], 4) << "the Workload is not replaced";
-}
-
-TEST_F(QueueTest, AJobCopiedByMultiKueueWaitsForItsPrebuiltWorkloadAndAdoptsIt) {
-  json job = QueuedJob();
-  job["metadata"]["labels"][queueing::kPrebuiltWorkloadLabel] = "remote";
-  h.client.Put(kube::kDistributedTrainings, job);
-  absl::StatusOr<runtime::ReconcileResult> waiting = h.Pass();
-  ASSERT_TRUE(waiting.ok());
-  EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty()) << "it never makes its own";
-  const api::JobStatus status = h.Status();
-  ASSERT_NE(FindCondition(status, kQueued), nullptr);
-  EXPECT_EQ(FindCondition(status, kQueued)->reason, "WaitingForWorkload");
-  ASSERT_TRUE(waiting->requeue_after.has_value());
-  EXPECT_LE(*waiting->requeue_after, absl::Seconds(5)) << "the Workload's add queues no pass";
-  // MultiKueue creates it: the PodSets of the job, no owner.
-  Harness probe{QueuedJob(), /*kueue=*/true};
-  ASSERT_TRUE(probe.Pass().ok());
-  json remote = probe.client.Objects(kube::kWorkloads)[0];
-  json prebuilt = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
-                   {"kind", "Workload"},
-                   {"metadata", {{"name", "remote"}, {"namespace", "default"}}},
-                   {"spec", remote["spec"]}};
-  h.client.Put(kube::kWorkloads, prebuilt);
-  ASSERT_TRUE(h.Pass().ok());
-  std::vector<json> all = h.client.Objects(kube::kWorkloads);
-  ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0]["metadata"]["ownerReferences"][0]["uid"], "job-uid");
-  EXPECT_EQ(h.events.Count("AdoptedWorkload"), 1);
-  EXPECT_TRUE(h.PodNames().empty()) << "no pod before Kueue admits it";
-  Admit();
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.PodNames().size(), kAllPods.size());
-  EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
 }
 
 TEST_F(QueueTest, AQueuedJobGetsOneOwnedWorkloadAndNoPodUntilAdmitted) {
@@ -409,95 +314,6 @@ TEST(QueueOffTest, WithoutKueueSupportTheLabelIsIgnored) {
   Harness h{QueuedJob(), /*kueue=*/false};
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.PodNames().size(), kAllPods.size());
-}
-
-TEST(QueueOffTest, AJobManagedByAnotherControllerGetsNoWrite) {
-  for (const bool kueue : {true, false}) {
-    for (const char* manager : {"example.com/another", "kueue.x-k8s.io/multikueue"}) {
-      if (kueue && std::string(manager) == "kueue.x-k8s.io/multikueue") continue;  // below
-      json job = QueuedJob();
-      job["spec"]["managedBy"] = manager;
-      Harness h{job, kueue};
-      ASSERT_TRUE(h.Pass().ok());
-      EXPECT_TRUE(h.PodNames().empty()) << manager;
-      EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty()) << manager << " " << kueue;
-      EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0) << manager;
-      EXPECT_TRUE(h.events.All().empty()) << manager;
-    }
-  }
-}
-
-// MultiKueue's manager cluster: Kueue makes no Workload for a kind it does not compile in, so
-// without this one MultiKueue would never dispatch the job (Kueue's KEP 2349: "an external
-// controller creates a Workload object for the job"). Nothing else is written: the job runs in
-// a worker cluster, and MultiKueue mirrors its status here.
-class MultiKueueManagerTest : public ::testing::Test {
- protected:
-  static json ManagedJob() {
-    json job = QueuedJob();
-    job["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
-    return job;
-  }
-  Harness h{ManagedJob(), /*kueue=*/true};
-};
-
-TEST_F(MultiKueueManagerTest, TheJobGetsItsWorkloadAndNothingElse) {
-  ASSERT_TRUE(h.Pass().ok());
-  std::vector<json> wls = h.client.Objects(kube::kWorkloads);
-  ASSERT_EQ(wls.size(), 1u);
-  EXPECT_EQ(wls[0]["metadata"]["ownerReferences"][0]["apiVersion"], "disttrain.io/v1");
-  EXPECT_EQ(wls[0]["metadata"]["ownerReferences"][0]["kind"], "DistributedTraining");
-  EXPECT_EQ(wls[0]["spec"]["queueName"], "team-a");
-  json counts = json::object();
-  for (const json& ps : wls[0]["spec"]["podSets"])
-    counts[ps["name"].get<std::string>()] = ps["count"];
-  EXPECT_EQ(counts, json({{"chief", 1}, {"ps", 1}, {"worker", 2}}));
-  EXPECT_EQ(h.events.Count("CreatedWorkload"), 1);
-  // Admitted by the manager's Kueue: still no pod, no Service, no status of this operator's.
-  json wl = wls[0];
-  wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
-                  {"clusterName", "worker-1"},
-                  {"conditions",
-                   {{{"type", "QuotaReserved"}, {"status", "True"}},
-                    {{"type", "Admitted"}, {"status", "True"}}}}};
-  h.client.Put(kube::kWorkloads, wl);
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_TRUE(h.PodNames().empty());
-  EXPECT_TRUE(h.client.Objects(kube::kServices).empty());
-  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
-  EXPECT_EQ(h.Requests("update", "distributedtrainings"), 0);
-  EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
-}
-
-TEST_F(MultiKueueManagerTest, TheMirroredStatusWritesNothingAndMultiKueuesFinishReleasesIt) {
-  ASSERT_TRUE(h.Pass().ok());
-  // MultiKueue mirrors the worker's status into the job, then finishes the Workload with the
-  // worker's reason.
-  absl::StatusOr<json> job = h.client.Get(kube::kDistributedTrainings, "default", "dist");
-  ASSERT_TRUE(job.ok());
-  (*job)["status"] = {{"state", "Succeeded"},
-                      {"conditions", {{{"type", "Succeeded"}, {"status", "True"}}}}};
-  h.client.Put(kube::kDistributedTrainings, *job);
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.Requests("patch", "workloads"), 0) << "Finished is MultiKueue's to write here";
-  std::vector<json> wls = h.client.Objects(kube::kWorkloads);
-  ASSERT_EQ(wls.size(), 1u);
-  json wl = wls[0];
-  ASSERT_EQ(wl["metadata"]["finalizers"], json({queueing::kResourceInUseFinalizer}));
-  wl["status"] = {{"clusterName", "worker-1"},
-                  {"conditions", {{{"type", "Admitted"}, {"status", "True"}}}}};
-  const json before = queueing::ProjectWorkload(wl);
-  wl["status"]["conditions"].push_back(
-      {{"type", "Finished"}, {"status", "True"}, {"reason", "Succeeded"}});
-  EXPECT_TRUE(queueing::DecisionChanged(before, queueing::ProjectWorkload(wl)))
-      << "MultiKueue's Finished (the worker's reason) queues the pass that releases it";
-  h.client.Put(kube::kWorkloads, wl);
-  ASSERT_TRUE(h.Pass().ok());
-  const json finalizers =
-      h.client.Objects(kube::kWorkloads)[0]["metadata"].value("finalizers", json());
-  EXPECT_TRUE(finalizers.is_null() || finalizers.empty()) << finalizers.dump();
-  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
-  EXPECT_TRUE(h.PodNames().empty());
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+// JobReconciler's side of MultiKueue (Kueue dispatching jobs from a manager cluster to worker
+// clusters), both ends: in the manager cluster a job with spec.managedBy
+// kueue.x-k8s.io/multikueue gets its Workload and nothing else; in a worker cluster the copy
+// MultiKueue made adopts the Workload MultiKueue prebuilt for it. See job_reconciler.h and
+// docs/kueue.md#multikueue-and-specmanagedby.
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "operator/controller/internal/reconcile_pass.h"
+#include "operator/controller/job_reconciler.h"
+#include "operator/kube/errors.h"
+#include "operator/queueing/workload.h"
+
+namespace disttrain::controller {
+
+using nlohmann::json;
+
+absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileForMultiKueue(Pass& p) {
+  FindWorkload(p);
+  if (p.queued && p.workload == nullptr && !p.replacing_workload) {
+    std::optional<json> wanted;
+    if (BuildWantedWorkload(p, &wanted) && CreateWorkload(p, *wanted)) {
+      // An event: this job gets no status from this operator to say it.
+      p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", p.workload_name,
+                                             " for MultiKueue to dispatch the job to a worker "
+                                             "cluster; no pod runs in this one"));
+    }
+  }
+  SyncWorkload(p);  // with p.multikueue_manager: the finalizer, once MultiKueue finished it
+  EmitEvents(p);
+  if (!p.errors.empty()) return p.errors.front();
+  return runtime::ReconcileResult{p.requeue};
+}
+
+bool JobReconciler::AdoptWorkload(Pass& p, const std::string& name,
+                                  const std::function<bool()>& build_wanted,
+                                  const std::optional<json>& wanted) {
+  const std::string& ns = p.job.metadata.namespace_name;
+  // Not in the cache until adopted (the informer watches the operator's own Workloads).
+  absl::StatusOr<json> prebuilt = deps_.client->Get(kube::kWorkloads, ns, name);
+  if (kube::IsNotFound(prebuilt.status())) {
+    p.Requeue(kQueueRetry);
+    Hold(p, "WaitingForWorkload",
+         absl::StrCat("waiting for the prebuilt Workload ", name, " (label ",
+                      queueing::kPrebuiltWorkloadLabel, ") to exist"));
+    return false;
+  }
+  if (!prebuilt.ok()) {
+    p.Error("FailedGetWorkload", prebuilt.status());
+    return false;
+  }
+  if (!build_wanted()) return false;
+  if (std::string differ = queueing::PodSetsDiffer(*prebuilt, *wanted); !differ.empty()) {
+    Finish(p, false, "WorkloadOutOfSync",
+           absl::StrCat("the prebuilt Workload ", name, " does not match the job: ", differ));
+    return false;
+  }
+  absl::StatusOr<json> patch = queueing::AdoptPatch(*prebuilt, *wanted);
+  if (!patch.ok()) {
+    p.Requeue(kQueueRetry);
+    Hold(p, "WorkloadNotAdoptable", std::string(patch.status().message()));
+    return false;
+  }
+  if (absl::Status s =
+          deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch);
+      !s.ok()) {
+    p.Error("FailedUpdateWorkload", s);
+    return false;
+  }
+  p.Note("AdoptedWorkload", absl::StrCat("adopted the prebuilt Workload ", name));
+  p.Requeue(absl::Seconds(1));  // the informer shows it now; its add queues no pass
+  Hold(p, "WaitingForAdmission",
+       absl::StrCat("waiting for Kueue to admit the prebuilt Workload ", name), /*quiet=*/true);
+  return false;
+}
+
+}  // namespace disttrain::controller

@@ -1,0 +1,149 @@
+// MultiKueue's two ends on the reconciler harness: in a worker cluster, the job MultiKueue copied
+// adopts the Workload it prebuilt; in the manager cluster, a job with spec.managedBy
+// kueue.x-k8s.io/multikueue gets its Workload and nothing else; any other manager, nothing.
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "operator/controller/job_reconciler.h"
+#include "operator/policy/conditions.h"
+#include "operator/queueing/workload.h"
+#include "tests/unit/operator/controller/queue_fixture.h"
+#include "tests/unit/operator/controller/reconciler_harness.h"
+
+namespace disttrain::controller {
+
+using ::disttrain::policy::FindCondition;
+using ::disttrain::policy::kQueued;
+namespace {
+
+using nlohmann::json;
+using testing::Harness;
+using testing::kAllPods;
+using testing::QueuedJob;
+using testing::QueueTest;
+
+TEST_F(QueueTest, AJobCopiedByMultiKueueWaitsForItsPrebuiltWorkloadAndAdoptsIt) {
+  json job = QueuedJob();
+  job["metadata"]["labels"][queueing::kPrebuiltWorkloadLabel] = "remote";
+  h.client.Put(kube::kDistributedTrainings, job);
+  absl::StatusOr<runtime::ReconcileResult> waiting = h.Pass();
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty()) << "it never makes its own";
+  const api::JobStatus status = h.Status();
+  ASSERT_NE(FindCondition(status, kQueued), nullptr);
+  EXPECT_EQ(FindCondition(status, kQueued)->reason, "WaitingForWorkload");
+  ASSERT_TRUE(waiting->requeue_after.has_value());
+  EXPECT_LE(*waiting->requeue_after, absl::Seconds(5)) << "the Workload's add queues no pass";
+  // MultiKueue creates it: the PodSets of the job, no owner.
+  Harness probe{QueuedJob(), /*kueue=*/true};
+  ASSERT_TRUE(probe.Pass().ok());
+  json remote = probe.client.Objects(kube::kWorkloads)[0];
+  json prebuilt = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                   {"kind", "Workload"},
+                   {"metadata", {{"name", "remote"}, {"namespace", "default"}}},
+                   {"spec", remote["spec"]}};
+  h.client.Put(kube::kWorkloads, prebuilt);
+  ASSERT_TRUE(h.Pass().ok());
+  std::vector<json> all = h.client.Objects(kube::kWorkloads);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0]["metadata"]["ownerReferences"][0]["uid"], "job-uid");
+  EXPECT_EQ(h.events.Count("AdoptedWorkload"), 1);
+  EXPECT_TRUE(h.PodNames().empty()) << "no pod before Kueue admits it";
+  Admit();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.PodNames().size(), kAllPods.size());
+  EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
+}
+
+TEST(QueueOffTest, AJobManagedByAnotherControllerGetsNoWrite) {
+  for (const bool kueue : {true, false}) {
+    for (const char* manager : {"example.com/another", "kueue.x-k8s.io/multikueue"}) {
+      if (kueue && std::string(manager) == "kueue.x-k8s.io/multikueue") continue;  // below
+      json job = QueuedJob();
+      job["spec"]["managedBy"] = manager;
+      Harness h{job, kueue};
+      ASSERT_TRUE(h.Pass().ok());
+      EXPECT_TRUE(h.PodNames().empty()) << manager;
+      EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty()) << manager << " " << kueue;
+      EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0) << manager;
+      EXPECT_TRUE(h.events.All().empty()) << manager;
+    }
+  }
+}
+
+// MultiKueue's manager cluster: Kueue makes no Workload for a kind it does not compile in, so
+// without this one MultiKueue would never dispatch the job (Kueue's KEP 2349: "an external
+// controller creates a Workload object for the job"). Nothing else is written: the job runs in
+// a worker cluster, and MultiKueue mirrors its status here.
+class MultiKueueManagerTest : public ::testing::Test {
+ protected:
+  static json ManagedJob() {
+    json job = QueuedJob();
+    job["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+    return job;
+  }
+  Harness h{ManagedJob(), /*kueue=*/true};
+};
+
+TEST_F(MultiKueueManagerTest, TheJobGetsItsWorkloadAndNothingElse) {
+  ASSERT_TRUE(h.Pass().ok());
+  std::vector<json> wls = h.client.Objects(kube::kWorkloads);
+  ASSERT_EQ(wls.size(), 1u);
+  EXPECT_EQ(wls[0]["metadata"]["ownerReferences"][0]["apiVersion"], "disttrain.io/v1");
+  EXPECT_EQ(wls[0]["metadata"]["ownerReferences"][0]["kind"], "DistributedTraining");
+  EXPECT_EQ(wls[0]["spec"]["queueName"], "team-a");
+  json counts = json::object();
+  for (const json& ps : wls[0]["spec"]["podSets"])
+    counts[ps["name"].get<std::string>()] = ps["count"];
+  EXPECT_EQ(counts, json({{"chief", 1}, {"ps", 1}, {"worker", 2}}));
+  EXPECT_EQ(h.events.Count("CreatedWorkload"), 1);
+  // Admitted by the manager's Kueue: still no pod, no Service, no status of this operator's.
+  json wl = wls[0];
+  wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
+                  {"clusterName", "worker-1"},
+                  {"conditions",
+                   {{{"type", "QuotaReserved"}, {"status", "True"}},
+                    {{"type", "Admitted"}, {"status", "True"}}}}};
+  h.client.Put(kube::kWorkloads, wl);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_TRUE(h.PodNames().empty());
+  EXPECT_TRUE(h.client.Objects(kube::kServices).empty());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
+  EXPECT_EQ(h.Requests("update", "distributedtrainings"), 0);
+  EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
+}
+
+TEST_F(MultiKueueManagerTest, TheMirroredStatusWritesNothingAndMultiKueuesFinishReleasesIt) {
+  ASSERT_TRUE(h.Pass().ok());
+  // MultiKueue mirrors the worker's status into the job, then finishes the Workload with the
+  // worker's reason.
+  absl::StatusOr<json> job = h.client.Get(kube::kDistributedTrainings, "default", "dist");
+  ASSERT_TRUE(job.ok());
+  (*job)["status"] = {{"state", "Succeeded"},
+                      {"conditions", {{{"type", "Succeeded"}, {"status", "True"}}}}};
+  h.client.Put(kube::kDistributedTrainings, *job);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "workloads"), 0) << "Finished is MultiKueue's to write here";
+  std::vector<json> wls = h.client.Objects(kube::kWorkloads);
+  ASSERT_EQ(wls.size(), 1u);
+  json wl = wls[0];
+  ASSERT_EQ(wl["metadata"]["finalizers"], json({queueing::kResourceInUseFinalizer}));
+  wl["status"] = {{"clusterName", "worker-1"},
+                  {"conditions", {{{"type", "Admitted"}, {"status", "True"}}}}};
+  const json before = queueing::ProjectWorkload(wl);
+  wl["status"]["conditions"].push_back(
+      {{"type", "Finished"}, {"status", "True"}, {"reason", "Succeeded"}});
+  EXPECT_TRUE(queueing::DecisionChanged(before, queueing::ProjectWorkload(wl)))
+      << "MultiKueue's Finished (the worker's reason) queues the pass that releases it";
+  h.client.Put(kube::kWorkloads, wl);
+  ASSERT_TRUE(h.Pass().ok());
+  const json finalizers =
+      h.client.Objects(kube::kWorkloads)[0]["metadata"].value("finalizers", json());
+  EXPECT_TRUE(finalizers.is_null() || finalizers.empty()) << finalizers.dump();
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
+  EXPECT_TRUE(h.PodNames().empty());
+}
+
+}  // namespace
+}  // namespace disttrain::controller
