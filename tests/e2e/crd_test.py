@@ -37,10 +37,10 @@ def render(manifest, *args):
                           input=json.dumps(manifest), capture_output=True, text=True, timeout=30)
 
 
-def install_crd():
-    kubectl("apply", "-f", CRD)
+def install_crd(kubeconfig=None):
+    kubectl("apply", "-f", CRD, kubeconfig=kubeconfig)
     kubectl("wait", "--for=condition=Established", "crd/distributedtrainings.disttrain.io",
-            "--timeout=60s")
+            "--timeout=60s", kubeconfig=kubeconfig)
 
 
 class CrdTest(unittest.TestCase):

@@ -23,17 +23,18 @@ class KubectlError(Exception):
         self.returncode = result.returncode
 
 
-def kubectl(*args, input=None, check=True, timeout=60):
-    """Runs kubectl with the cluster's kubeconfig; returns the CompletedProcess."""
-    cmd = [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, *args]
+def kubectl(*args, input=None, check=True, timeout=60, kubeconfig=None):
+    """Runs kubectl with the cluster's kubeconfig (or another cluster's); returns the
+    CompletedProcess."""
+    cmd = [os.path.join(TOOLS, "kubectl"), "--kubeconfig", kubeconfig or KUBECONFIG, *args]
     result = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
     if check and result.returncode != 0:
         raise KubectlError(args, result)
     return result
 
 
-def get_json(*args):
-    return json.loads(kubectl("get", *args, "-o", "json").stdout)
+def get_json(*args, kubeconfig=None):
+    return json.loads(kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig).stdout)
 
 
 def https_client():
@@ -45,9 +46,10 @@ def https_client():
     return cluster["server"], ctx
 
 
-def apply(manifest, namespace=None):
+def apply(manifest, namespace=None, kubeconfig=None):
     args = ["apply", "-f", "-"] + (["-n", namespace] if namespace else [])
-    return kubectl(*args, input=manifest if isinstance(manifest, str) else json.dumps(manifest))
+    return kubectl(*args, input=manifest if isinstance(manifest, str) else json.dumps(manifest),
+                   kubeconfig=kubeconfig)
 
 
 def wait_until(what, predicate, timeout=60.0, interval=0.2):

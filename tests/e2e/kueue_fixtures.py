@@ -67,6 +67,7 @@ class PodWatch:
         self.first_seen = {}  # job -> monotonic time its first pod appeared
         self.gone = {}        # pod name -> monotonic time it was deleted
         self.gone_wall = {}   # pod name -> wall-clock time it was deleted
+        self.seen = set()     # every pod name seen
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(
             [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods", "-n", ns, "-w",
@@ -95,6 +96,7 @@ class PodWatch:
         ended = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
         with self.lock:
             self.first_seen.setdefault(job, time.monotonic())
+            self.seen.add(name)
             if event["type"] == "DELETED":
                 self.live.pop(name, None)
                 self.gone[name] = time.monotonic()

@@ -59,7 +59,8 @@ class Kueue:
     start()/stop() as a test needs (stopping it leaves its webhooks registered, failing closed,
     as a crashed Kueue would)."""
 
-    def __init__(self, name="kueue", wait_for_pods_ready=None, extra_frameworks=()):
+    def __init__(self, name="kueue", wait_for_pods_ready=None, extra_frameworks=(), kubeconfig=KUBECONFIG,
+                 multikueue=False, as_service_account=False):
         if not os.path.exists(os.path.join(KUEUE_DIR, "kueue")):
             raise AssertionError(f"Kueue is not built: run `make kueue` ({KUEUE_DIR})")
         self.name = name
@@ -70,6 +71,14 @@ class Kueue:
         # Built-in integrations to enable besides batch/job, e.g. "workload.codeflare.dev/appwrapper"
         # (the AppWrapper trial, docs/notes/kueue.md); their API groups' webhooks are registered too.
         self.extra_frameworks = list(extra_frameworks)
+        # The cluster it runs against, and whether it is a MultiKueue manager dispatching
+        # DistributedTrainings to worker clusters (tests/e2e/multikueue_test.py).
+        self.kubeconfig = kubeconfig
+        self.multikueue = multikueue
+        # Run as Kueue's own ServiceAccount with only the rules of its release's RBAC (and what a
+        # cluster admin grants it besides), not as the admin: what it cannot do then shows.
+        self.as_service_account = as_service_account
+        self.process_kubeconfig = kubeconfig
         self.proc = None
         self.log_path = os.path.join(LOG_DIR, f"{name}.log")
 
@@ -91,9 +100,11 @@ class Kueue:
             crds.append(crd)
         # Server-side: Kueue's CRDs are larger than client-side apply's last-applied annotation allows.
         kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
-                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds}), timeout=120)
+                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds}), timeout=120,
+                kubeconfig=self.kubeconfig)
         for crd in crds:
-            kubectl("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s")
+            kubectl("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s",
+                    kubeconfig=self.kubeconfig)
         configs = []
         with open(os.path.join(KUEUE_DIR, "webhook-manifests.yaml")) as fh:
             for doc in yaml.safe_load_all(fh):
@@ -110,8 +121,37 @@ class Kueue:
                 doc["metadata"] = {"name": f"disttrain-e2e-{doc['metadata']['name']}"}
                 configs.append(doc)
         self.webhook_configs = [(d["kind"].lower(), d["metadata"]["name"]) for d in configs]
-        apply({"apiVersion": "v1", "kind": "List", "items": configs})
+        apply({"apiVersion": "v1", "kind": "List", "items": configs}, kubeconfig=self.kubeconfig)
+        if self.as_service_account:
+            self.process_kubeconfig = self.service_account_kubeconfig()
         return self
+
+    def service_account_kubeconfig(self):
+        """Kueue's ServiceAccount (kueue-system/kueue-controller-manager, as its release names it)
+        bound to its release's manager ClusterRole and Secrets Role; a kubeconfig with its token."""
+        ns, sa = "kueue-system", "kueue-controller-manager"
+        objects = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": ns}}]
+        for f, kind in (("role.yaml", "ClusterRole"), ("manager_secrets_role.yaml", "Role")):
+            with open(os.path.join(KUEUE_DIR, "rbac", f)) as fh:
+                role = next(d for d in yaml.safe_load_all(fh) if d)
+            name = f"disttrain-e2e-kueue-{role['metadata']['name']}"
+            role["metadata"] = {"name": name, **({"namespace": ns} if kind == "Role" else {})}
+            binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": f"{kind}Binding",
+                       "metadata": dict(role["metadata"]),
+                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
+                       "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}]}
+            objects += [role, binding]
+        if kubectl("get", "namespace", ns, check=False, kubeconfig=self.kubeconfig).returncode != 0:
+            kubectl("create", "namespace", ns, kubeconfig=self.kubeconfig)
+        apply({"apiVersion": "v1", "kind": "List", "items": objects}, kubeconfig=self.kubeconfig)
+        token = kubectl("create", "token", sa, "-n", ns, "--duration", "2h", kubeconfig=self.kubeconfig).stdout.strip()
+        config = yaml.safe_load(kubectl("config", "view", "--raw", "--flatten", "--minify",
+                                        kubeconfig=self.kubeconfig).stdout)
+        config["users"][0]["user"] = {"token": token}
+        path = os.path.join(self.folder, "kubeconfig")
+        with open(path, "w") as f:
+            yaml.safe_dump(config, f)
+        return path
 
     def config(self):
         cfg = {
@@ -127,6 +167,10 @@ class Kueue:
             "integrations": {"frameworks": ["batch/job", *self.extra_frameworks],
                              "externalFrameworks": [EXTERNAL_FRAMEWORK]},
         }
+        if self.multikueue:
+            # The generic adapter for a kind Kueue does not compile in (feature gate
+            # MultiKueueAdaptersForCustomJobs, Beta and on in v0.17).
+            cfg["multiKueue"] = {"externalFrameworks": [{"name": EXTERNAL_FRAMEWORK}]}
         if self.wait_for_pods_ready:
             cfg["waitForPodsReady"] = {"timeout": self.wait_for_pods_ready, "blockAdmission": False}
         return cfg
@@ -138,7 +182,7 @@ class Kueue:
             yaml.safe_dump(self.config(), f)
         self.log = open(self.log_path, "a")
         self.proc = subprocess.Popen(
-            [os.path.join(KUEUE_DIR, "kueue"), f"--config={path}", f"--kubeconfig={KUBECONFIG}",
+            [os.path.join(KUEUE_DIR, "kueue"), f"--config={path}", f"--kubeconfig={self.process_kubeconfig}",
              "--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2"],
             stdout=self.log, stderr=subprocess.STDOUT)
         wait_until("Kueue to be ready (webhooks served)", self.ready, timeout=90)
@@ -176,4 +220,4 @@ class Kueue:
     def uninstall(self):
         """Removes the webhook configurations, so a stopped Kueue blocks nothing after the suite."""
         for kind, name in getattr(self, "webhook_configs", []):
-            kubectl("delete", kind, name, "--ignore-not-found", check=False)
+            kubectl("delete", kind, name, "--ignore-not-found", check=False, kubeconfig=self.kubeconfig)

@@ -6,6 +6,7 @@
 #   <dir>/kueue                  the manager binary
 #   <dir>/crd/*.yaml             Kueue's CRDs (config/components/crd/bases)
 #   <dir>/webhook-manifests.yaml its webhook configurations (config/components/webhook)
+#   <dir>/rbac/*.yaml            its manager's ClusterRole and Secrets Role (config/components/rbac)
 #
 #   tests/cluster/tools/build-kueue.sh        (version: KUEUE_VERSION in versions.env)
 set -euo pipefail
@@ -15,12 +16,23 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/versions.env"
 version=$KUEUE_VERSION
 dir=${DISTTRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/disttrain}/tools/kueue-$version
+module=sigs.k8s.io/kueue
+# copy_rbac DIR: the manager's own RBAC rules, which a suite running Kueue as its ServiceAccount
+# applies (tests/e2e/kueue_process.py).
+copy_rbac() {
+  local src
+  src=$(GOTOOLCHAIN=local GOFLAGS= go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+  mkdir -p "$1/rbac"
+  cp "$src/config/components/rbac/role.yaml" "$src/config/components/rbac/manager_secrets_role.yaml" "$1/rbac/"
+  chmod -R u+w "$1/rbac"
+}
 if [[ -x $dir/kueue && -f $dir/webhook-manifests.yaml ]]; then
+  # A cache from before the RBAC files were kept gets them without a rebuild.
+  [[ -f $dir/rbac/role.yaml ]] || copy_rbac "$dir"
   echo "$dir"
   exit 0
 fi
 command -v go >/dev/null || { echo "build-kueue: Go is required; run make tools first" >&2; exit 1; }
-module=sigs.k8s.io/kueue
 tmp="$dir.tmp.$$"
 rm -rf "$tmp"
 mkdir -p "$tmp/crd"
@@ -31,6 +43,7 @@ GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS= GOBIN="$tmp" \
 src=$(GOTOOLCHAIN=local GOFLAGS= go mod download -json "$module@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
 cp "$src"/config/components/crd/bases/*.yaml "$tmp/crd/"
 cp "$src/config/components/webhook/manifests.yaml" "$tmp/webhook-manifests.yaml"
+copy_rbac "$tmp"
 chmod -R u+w "$tmp"
 rm -rf "$dir"
 mv "$tmp" "$dir"

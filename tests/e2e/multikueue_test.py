@@ -1,0 +1,207 @@
+"""MultiKueue between two real clusters: a DistributedTraining submitted to a manager cluster with
+spec.managedBy kueue.x-k8s.io/multikueue is dispatched by Kueue's MultiKueue to a worker cluster,
+runs there, and its status comes back to the manager.
+
+The worker is the suites' cluster (kwok nodes); the manager is a second control plane with no
+node (tests/e2e/control_plane.py). Each runs the pinned Kueue (the manager's with
+multiKueue.externalFrameworks naming DistributedTraining) and the operator with --kueue. The
+manager's Kueue reaches the worker through a kubeconfig Secret, as docs/kueue.md sets it up.
+"""
+import json
+import os
+import unittest
+
+import yaml
+
+from control_plane import ControlPlane, flat_kubeconfig
+from crd_test import install_crd
+from kube import KUBECONFIG, ROOT, apply, get_json, kubectl, wait_until
+from kueue_fixtures import KueueCase, PodWatch, gpu_role, queued
+from kueue_process import Kueue
+from lifecycle_test import job
+from operator_process import OperatorProcess
+
+MULTIKUEUE = "kueue.x-k8s.io/multikueue"
+KUEUE_NS = "kueue-system"
+EXAMPLE = os.path.join(ROOT, "examples", "kueue", "multikueue-manager.yaml")
+WORKER_RBAC = os.path.join(ROOT, "examples", "kueue", "multikueue-worker-rbac.yaml")
+MANAGER = WORKER_KUEUE = MANAGER_KUEUE = WORKER_OPERATOR = MANAGER_OPERATOR = None
+
+
+def worker_kubeconfig():
+    """The kubeconfig MultiKueue reaches the worker with: the ServiceAccount of
+    examples/kueue/multikueue-worker-rbac.yaml (its token, so only its rules), the worker's CA
+    inline."""
+    if kubectl("get", "namespace", KUEUE_NS, check=False).returncode != 0:
+        kubectl("create", "namespace", KUEUE_NS)
+    kubectl("apply", "-f", WORKER_RBAC)
+    token = kubectl("create", "token", "multikueue", "-n", KUEUE_NS, "--duration", "2h").stdout.strip()
+    config = yaml.safe_load(flat_kubeconfig(KUBECONFIG))
+    config["users"][0]["user"] = {"token": token}
+    return yaml.safe_dump(config)
+
+
+def setUpModule():
+    global MANAGER, WORKER_KUEUE, MANAGER_KUEUE, WORKER_OPERATOR, MANAGER_OPERATOR
+    install_crd()
+    MANAGER = ControlPlane("multikueue-manager").start()
+    try:
+        install_crd(MANAGER.kubeconfig)
+        WORKER_KUEUE = Kueue("kueue-worker").install().start()
+        # The manager's Kueue acts as its ServiceAccount: its release's rules, and
+        # examples/kueue/multikueue-manager.yaml's on DistributedTrainings (applied per test).
+        MANAGER_KUEUE = Kueue("kueue-manager", kubeconfig=MANAGER.kubeconfig, multikueue=True,
+                              as_service_account=True).install().start()
+        WORKER_OPERATOR = OperatorProcess("multikueue-worker-operator", "--kueue").start()
+        MANAGER_OPERATOR = OperatorProcess("multikueue-manager-operator", "--kueue",
+                                           kubeconfig=MANAGER.kubeconfig).start()
+    except BaseException:
+        tearDownModule()
+        raise
+
+
+def tearDownModule():
+    codes = {}
+    for name, op in (("worker", WORKER_OPERATOR), ("manager", MANAGER_OPERATOR)):
+        if op:
+            codes[name] = op.stop()
+    for k in (MANAGER_KUEUE, WORKER_KUEUE):
+        if k:
+            k.stop()
+    if WORKER_KUEUE:
+        WORKER_KUEUE.uninstall()
+    if MANAGER:
+        MANAGER.stop()
+    kubectl("delete", "-f", WORKER_RBAC, "--ignore-not-found", check=False)
+    assert all(c == 0 for c in codes.values()), f"operators' exit codes on SIGTERM: {codes}"
+
+
+class MultiKueueTest(KueueCase):
+    """KueueCase's namespace and reads are the worker's; m_* read the manager."""
+
+    def setUp(self):
+        super().setUp()
+        self.m = MANAGER.kubeconfig
+        kubectl("create", "namespace", self.ns, kubeconfig=self.m)
+        wait_until("the manager namespace's default service account", lambda: kubectl(
+            "get", "serviceaccount", "default", "-n", self.ns, check=False, kubeconfig=self.m).returncode == 0,
+            timeout=30)
+        self.worker_queue()
+        self.manager_queue()
+
+    # --- set-up: the worker's queue, and the manager's queue with the MultiKueue check ---------
+    def worker_queue(self):
+        # The worker's LocalQueue has the manager's name (MultiKueue's remote Workload names it).
+        self.queue_setup(gpus=8)
+
+    def manager_queue(self):
+        """examples/kueue/multikueue-manager.yaml with this test's names, and its Secret."""
+        m, i = self.m, self.id
+        secret = f"worker-{i}"
+        apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret, "namespace": KUEUE_NS},
+               "stringData": {"kubeconfig": worker_kubeconfig()}}, kubeconfig=m)
+        names = {"worker-1": secret, "gpu-workers": f"mk-{i}", "any-gpu": f"default-{i}",
+                 "gpu-training": f"cq-{i}", "gpu": "lq", "team-a": self.ns}
+        rename = lambda v: ({k: rename(x) for k, x in v.items()} if isinstance(v, dict) else
+                            [rename(x) for x in v] if isinstance(v, list) else names.get(v, v))
+        with open(EXAMPLE) as f:
+            objects = [rename(d) for d in yaml.safe_load_all(f) if d]
+        apply({"apiVersion": "v1", "kind": "List", "items": objects}, kubeconfig=m)
+        for kind, name in (("multikueuecluster", secret), ("admissioncheck", f"mk-{i}"),
+                           ("clusterqueue", f"cq-{i}")):
+            wait_until(f"the manager's {kind} {name} to be active", lambda: any(
+                c["type"] == "Active" and c["status"] == "True"
+                for c in get_json(kind, name, kubeconfig=m).get("status", {}).get("conditions", [])), timeout=60)
+
+    # --- reads of the manager ------------------------------------------------------------------
+    def m_get(self, *args):
+        return get_json(*args, "-n", self.ns, kubeconfig=self.m)
+
+    def m_job(self, name):
+        return self.m_get("distributedtraining", name)
+
+    def m_workload(self, name):
+        items = self.m_get("workloads.kueue.x-k8s.io", "-l", f"disttrain.io/job-name={name}")["items"]
+        return items[0] if items else None
+
+    def m_events(self, name):
+        items = get_json("events", "-n", self.ns, "--field-selector",
+                         f"involvedObject.name={name},involvedObject.kind=DistributedTraining",
+                         kubeconfig=self.m)["items"]
+        return [(e["reason"], e["message"]) for e in items]
+
+    def remote_job(self, name):
+        r = kubectl("get", "distributedtraining", name, "-n", self.ns, "-o", "json", check=False)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    # --- behaviours ----------------------------------------------------------------------------
+    def test_a_job_is_dispatched_to_the_worker_runs_there_and_its_status_comes_back(self):
+        watch = PodWatch(self.ns)  # the worker's pods
+        try:
+            j = queued(job("mk", Chief=gpu_role(1, 1, 0, 8), PS=gpu_role(1, 0), Worker=gpu_role(2, 1)), "lq")
+            j["spec"]["managedBy"] = MULTIKUEUE
+            apply(j, self.ns, kubeconfig=self.m)
+
+            # The manager's operator makes the Workload MultiKueue acts on, owned by the job.
+            wl = wait_until("the manager's Workload", lambda: self.m_workload("mk"), timeout=30)
+            self.assertEqual(wl["metadata"]["ownerReferences"][0]["name"], "mk")
+            self.assertEqual({p["name"]: p["count"] for p in wl["spec"]["podSets"]},
+                             {"chief": 1, "ps": 1, "worker": 2})
+            self.assertIn("CreatedWorkload", [r for r, _ in self.m_events("mk")])
+
+            # MultiKueue copies the job to the worker without managedBy, naming the Workload it
+            # prebuilt there; the worker's operator adopts that Workload and runs the job.
+            remote = wait_until("the job's copy in the worker", lambda: self.remote_job("mk"), timeout=60)
+            self.assertNotIn("managedBy", remote["spec"])
+            labels = remote["metadata"]["labels"]
+            self.assertEqual(labels["kueue.x-k8s.io/prebuilt-workload-name"], wl["metadata"]["name"])
+            self.assertIn("kueue.x-k8s.io/multikueue-origin", labels)
+            wait_until("the worker's job to run", lambda: self.state("mk") in ("Running", "Succeeded"), timeout=60)
+            w_wl = self.workload("mk")
+            self.assertEqual(w_wl["metadata"]["name"], wl["metadata"]["name"])
+            self.assertEqual(w_wl["metadata"]["ownerReferences"][0]["uid"], remote["metadata"]["uid"])
+
+            # The worker's status is the manager's: MultiKueue copies it back.
+            wait_until("the manager's job to show Running", lambda: self.m_job("mk").get("status", {}).get(
+                "state") in ("Running", "Succeeded"), timeout=60)
+            done = wait_until("the manager's job to succeed", lambda: self.m_job("mk").get("status", {}).get(
+                "state") == "Succeeded" and self.m_job("mk"), timeout=120)
+            self.assertEqual({c["type"] for c in done["status"]["conditions"] if c["status"] == "True"} & {
+                "Succeeded", "Failed"}, {"Succeeded"})
+            m_wl = wait_until("the manager's Workload finished", lambda: (
+                lambda w: self.wl_condition(w, "Finished") and w)(self.m_workload("mk")), timeout=60)
+            self.assertEqual(self.wl_condition(m_wl, "Finished")["reason"], "Succeeded")
+            self.assertEqual(m_wl["status"].get("clusterName"), f"worker-{self.id}")
+            # Kueue's finalizer on the manager's Workload is the manager operator's to remove.
+            wait_until("the manager's Workload to lose Kueue's finalizer", lambda: not (
+                self.m_workload("mk") or {}).get("metadata", {}).get("finalizers"), timeout=30)
+            # MultiKueue removes the copy once the manager's Workload is finished.
+            wait_until("the worker's copy to be deleted", lambda: self.remote_job("mk") is None, timeout=90)
+        finally:
+            watch.stop()
+        # Every pod ran in the worker: the four of the job, and none in the manager.
+        self.assertEqual(sorted(p for p in watch.first_seen if p), ["mk"])
+        self.assertEqual(sorted(watch.seen), ["mk-chief-0", "mk-ps-0", "mk-worker-0", "mk-worker-1"])
+        self.assertEqual(self.m_get("pods")["items"], [])
+        self.assertEqual(self.m_get("services")["items"], [])
+
+    def test_a_job_that_fails_in_the_worker_fails_in_the_manager_with_the_workers_reason(self):
+        chief = gpu_role(1, 1, 3)
+        chief["restartPolicy"] = "Never"
+        j = queued(job("mkf", Chief=chief, PS=gpu_role(1, 0)), "lq")
+        j["spec"]["managedBy"] = MULTIKUEUE
+        apply(j, self.ns, kubeconfig=self.m)
+        failed = wait_until("the manager's job to fail", lambda: self.m_job("mkf").get("status", {}).get(
+            "state") == "Failed" and self.m_job("mkf"), timeout=120)
+        reason = next(c for c in failed["status"]["conditions"] if c["type"] == "Failed")
+        self.assertIn("exited with code 3", reason["message"])
+        m_wl = wait_until("the manager's Workload finished", lambda: (
+            lambda w: self.wl_condition(w, "Finished") and w)(self.m_workload("mkf")), timeout=60)
+        self.assertEqual(self.wl_condition(m_wl, "Finished")["reason"], "Failed")
+        self.assertIn("exited with code 3", self.wl_condition(m_wl, "Finished")["message"])
+        wait_until("the worker's copy to be deleted", lambda: self.remote_job("mkf") is None, timeout=90)
+        self.assertEqual(self.m_get("pods")["items"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
