@@ -70,6 +70,7 @@ struct Flags {
   bool kueue_pods_ready = true;
   bool tfjob = false;
   std::string tfjob_namespace_selector;
+  std::string tfjob_queueing = "operator";
   int64_t verbosity = 2;
   bool version = false;
 };
@@ -126,8 +127,11 @@ class Front {
         queue_({.name = absl::AsciiStrToLower(kind.kind)}, s.clock, s.metrics) {
     const Flags& f = *s.flags;
     // Kueue: the Workloads this operator made (they carry its managed-by label, whichever
-    // front's job owns them).
-    if (s.flavors != nullptr) {
+    // front's job owns them). With --tfjob-queueing=kueue, Kueue's kubeflow.org/tfjob
+    // integration queues TFJobs by suspending them: the TFJob front makes no Workload and runs
+    // what Kueue resumes.
+    const bool kueue_queues_tfjobs = &kind == &api::kTfJobKind && f.tfjob_queueing == "kueue";
+    if (s.flavors != nullptr && !kueue_queues_tfjobs) {
       workloads_ = std::make_unique<runtime::Informer>(
           s.client,
           runtime::InformerOptions{
@@ -279,6 +283,13 @@ int RunController(const std::vector<std::string>& args) {
                "With --tfjob: reconcile only the TFJobs of namespaces whose labels match this "
                "label selector (e.g. disttrain.io/tfjob=enabled), so TFJobs move from the "
                "training-operator namespace by namespace; default every watched namespace.");
+  flags.String("tfjob-queueing", &f.tfjob_queueing,
+               "With --tfjob, who queues TFJobs labelled kueue.x-k8s.io/queue-name: operator (with "
+               "--kueue, through Workloads this operator makes, as for DistributedTrainings; "
+               "Kueue's kubeflow.org/tfjob integration must be off) or kueue (Kueue's built-in "
+               "kubeflow.org/tfjob integration suspends and resumes them, as with the "
+               "training-operator; this operator makes no Workload for TFJobs and runs what Kueue "
+               "resumes). MultiKueue dispatches TFJobs only with kueue.");
   flags.Int("v", &f.verbosity, "Log level: 0 errors, 1 warnings, 2 info, 3 debug.");
   flags.Bool("version", &f.version, "Print the version and exit.");
   absl::StatusOr<std::vector<std::string>> rest = flags.Parse(args);
@@ -309,6 +320,15 @@ int RunController(const std::vector<std::string>& args) {
   }
   if (!f.tfjob_namespace_selector.empty() && !f.tfjob) {
     std::cerr << "disttrain-operator: --tfjob-namespace-selector needs --tfjob\n";
+    return kExitUsage;
+  }
+  if (f.tfjob_queueing != "operator" && f.tfjob_queueing != "kueue") {
+    std::cerr << "disttrain-operator: --tfjob-queueing must be operator or kueue, not \""
+              << f.tfjob_queueing << "\"\n";
+    return kExitUsage;
+  }
+  if (flags.WasSet("tfjob-queueing") && !f.tfjob) {
+    std::cerr << "disttrain-operator: --tfjob-queueing needs --tfjob\n";
     return kExitUsage;
   }
   SetLogLevel(static_cast<LogLevel>(std::min<int64_t>(f.verbosity, 3)));
@@ -403,7 +423,8 @@ int RunController(const std::vector<std::string>& args) {
            {"kueue", f.kueue ? "true" : "false"},
            {"kueue_pods_ready", f.kueue_pods_ready ? "true" : "false"},
            {"tfjob", f.tfjob ? "true" : "false"},
-           {"tfjob_namespace_selector", f.tfjob_namespace_selector}});
+           {"tfjob_namespace_selector", f.tfjob_namespace_selector},
+           {"tfjob_queueing", f.tfjob_queueing}});
   absl::Status status = manager.Run();
   if (!status.ok()) {
     LogError("operator stopped", {{"error", status.ToString()}});

@@ -48,6 +48,14 @@ class CliTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("--tfjob-namespace-selector needs --tfjob", r.stderr)
 
+    def test_tfjob_queueing_takes_operator_or_kueue_and_needs_tfjob(self):
+        r = run("disttrain-operator", "--tfjob", "--tfjob-queueing=volcano")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn('--tfjob-queueing must be operator or kueue, not "volcano"', r.stderr)
+        r = run("disttrain-operator", "--tfjob-queueing=kueue")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--tfjob-queueing needs --tfjob", r.stderr)
+
 
 class RenderTest(unittest.TestCase):
     EXAMPLE = os.path.join(os.path.dirname(__file__), "../../examples/quickstart.yaml")

@@ -25,6 +25,8 @@ MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 KUEUE_NS = "kueue-system"
 EXAMPLE = os.path.join(ROOT, "examples", "kueue", "multikueue-manager.yaml")
 WORKER_RBAC = os.path.join(ROOT, "examples", "kueue", "multikueue-worker-rbac.yaml")
+TFJOB_CRD = os.path.join(ROOT, "crds", "kubeflow.org_tfjobs.yaml")
+TFJOB_FRAMEWORK = "kubeflow.org/tfjob"
 MANAGER = WORKER_KUEUE = MANAGER_KUEUE = WORKER_OPERATOR = MANAGER_OPERATOR = None
 
 
@@ -41,19 +43,29 @@ def worker_kubeconfig():
     return yaml.safe_dump(config)
 
 
+def install_crds(kubeconfig=None):
+    install_crd(kubeconfig)
+    kubectl("apply", "--server-side", "--force-conflicts", "-f", TFJOB_CRD, kubeconfig=kubeconfig)
+    kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s",
+            kubeconfig=kubeconfig)
+
+
 def setUpModule():
     global MANAGER, WORKER_KUEUE, MANAGER_KUEUE, WORKER_OPERATOR, MANAGER_OPERATOR
-    install_crd()
+    install_crds()
     MANAGER = ControlPlane("multikueue-manager").start()
     try:
-        install_crd(MANAGER.kubeconfig)
-        WORKER_KUEUE = Kueue("kueue-worker").install().start()
+        install_crds(MANAGER.kubeconfig)
+        # Both Kueues with their built-in kubeflow.org/tfjob integration: MultiKueue dispatches
+        # TFJobs through it (--tfjob-queueing=kueue below).
+        WORKER_KUEUE = Kueue("kueue-worker", extra_frameworks=[TFJOB_FRAMEWORK]).install().start()
         # The manager's Kueue acts as its ServiceAccount: its release's rules, and
         # examples/kueue/multikueue-manager.yaml's on DistributedTrainings (applied per test).
         MANAGER_KUEUE = Kueue("kueue-manager", kubeconfig=MANAGER.kubeconfig, multikueue=True,
-                              as_service_account=True).install().start()
-        WORKER_OPERATOR = OperatorProcess("multikueue-worker-operator", "--kueue").start()
-        MANAGER_OPERATOR = OperatorProcess("multikueue-manager-operator", "--kueue",
+                              as_service_account=True, extra_frameworks=[TFJOB_FRAMEWORK]).install().start()
+        flags = ("--kueue", "--tfjob", "--tfjob-queueing=kueue")
+        WORKER_OPERATOR = OperatorProcess("multikueue-worker-operator", *flags).start()
+        MANAGER_OPERATOR = OperatorProcess("multikueue-manager-operator", *flags,
                                            kubeconfig=MANAGER.kubeconfig).start()
     except BaseException:
         tearDownModule()
@@ -200,6 +212,31 @@ class MultiKueueTest(KueueCase):
         self.assertEqual(self.wl_condition(m_wl, "Finished")["reason"], "Failed")
         self.assertIn("exited with code 3", self.wl_condition(m_wl, "Finished")["message"])
         wait_until("the worker's copy to be deleted", lambda: self.remote_job("mkf") is None, timeout=90)
+        self.assertEqual(self.m_get("pods")["items"], [])
+
+    def test_a_tfjob_is_dispatched_through_kueues_own_tfjob_support(self):
+        # MultiKueue's TFJob adapter is Kueue's built-in one (runPolicy.managedBy; the generic
+        # adapter reads only spec.managedBy): in the worker, Kueue's kubeflow.org/tfjob
+        # integration queues the copy and the operator runs it (--tfjob-queueing=kueue).
+        gpu = lambda n, *a: gpu_role(n, 1, *a)
+        tj = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+              "metadata": {"name": "tf", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+              "spec": {"runPolicy": {"managedBy": MULTIKUEUE, "cleanPodPolicy": "Running"},
+                       "tfReplicaSpecs": {"Chief": gpu(1, 0, 6), "Worker": gpu(2), "PS": gpu_role(1, 0)}}}
+        apply(tj, self.ns, kubeconfig=self.m)
+        m_tf = lambda: get_json("tfjob", "tf", "-n", self.ns, kubeconfig=self.m)
+        succeeded = lambda j: any(c["type"] == "Succeeded" and c["status"] == "True"
+                                  for c in j.get("status", {}).get("conditions", []))
+        wait_until("the worker's copy to run", lambda: get_json(
+            "pods", "-n", self.ns, "-l", "training.kubeflow.org/job-name=tf")["items"], timeout=90)
+        done = wait_until("the manager's TFJob to succeed", lambda: succeeded(m_tf()) and m_tf(), timeout=120)
+        self.assertEqual(done["status"]["replicaStatuses"]["Chief"]["succeeded"], 1)
+        wl = [w for w in self.m_get("workloads.kueue.x-k8s.io")["items"]
+              if w["metadata"]["ownerReferences"][0]["kind"] == "TFJob"]
+        self.assertEqual(len(wl), 1, "Kueue's own Workload, none of the operator's")
+        self.assertEqual(wl[0]["status"].get("clusterName"), f"worker-{self.id}")
+        wait_until("the worker's copy to be deleted", lambda: kubectl(
+            "get", "tfjob", "tf", "-n", self.ns, check=False).returncode != 0, timeout=90)
         self.assertEqual(self.m_get("pods")["items"], [])
 
 
