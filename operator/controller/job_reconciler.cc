@@ -176,9 +176,9 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   if (job.ok()) {
     if (job->metadata.deletion_timestamp) return runtime::ReconcileResult{};
     // Another controller's job: not a single write from this one, but for MultiKueue's, whose
-    // Workload it makes (a DistributedTraining's: for a TFJob, MultiKueue's own TFJob support
-    // goes with Kueue's kubeflow.org/tfjob integration, which a cluster queueing TFJobs through
-    // this operator turns off; docs/tfjob.md).
+    // Workload it makes (a DistributedTraining's: a TFJob is dispatched through Kueue's own
+    // TFJob adapter, whose kubeflow.org/tfjob integration makes its Workload; operator flag
+    // --tfjob-queueing=kueue, docs/kueue.md#tfjobs-under-kueue).
     if (!job->spec.managed_by.empty() && job->spec.managed_by != api::kManagedByOperator) {
       if (job->spec.managed_by != queueing::kMultiKueueManager || deps_.workloads == nullptr ||
           job->kind != &api::kDistributedTrainingKind || !api::Validate(*job).ok()) {
