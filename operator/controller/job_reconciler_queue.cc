@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_members.h"
 #include "common/log.h"
 #include "operator/api/labels.h"
 #include "operator/controller/internal/reconcile_pass.h"
@@ -58,7 +59,7 @@ bool AnyLive(const PodsByReplica& pods) {
 }
 
 std::string NameOf(const json& obj) {
-  return obj.value("/metadata/name"_json_pointer, std::string());
+  return ObjectMember(obj, "metadata").value("name", std::string());
 }
 
 // Removes Kueue's in-use finalizer from `workload` (nothing when it has none).
@@ -316,21 +317,24 @@ bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
     }
     workload["spec"]["priority"] = wpc->value("value", 0);
   }
-  absl::StatusOr<json> r =
-      deps_.client->Create(kube::kWorkloads, p.job.metadata.namespace_name, workload);
-  if (!r.ok() && !kube::IsAlreadyExists(r.status())) {
-    if (r.status().code() == absl::StatusCode::kInvalidArgument) {
+  const std::string name = NameOf(workload);
+  // As a batch of one: the API server answers with the Workload's metadata only (the created
+  // object, 6-7 KB with its managedFields, is not read).
+  std::vector<kube::CreateRequest> batch(1);
+  batch[0] = {&kube::kWorkloads, p.job.metadata.namespace_name, std::move(workload)};
+  const absl::Status r = deps_.client->CreateAll(batch, 1)[0];
+  if (!r.ok() && !kube::IsAlreadyExists(r)) {
+    if (r.code() == absl::StatusCode::kInvalidArgument) {
       Finish(p, false, "InvalidWorkload",
-             absl::StrCat("Kueue refused the job's Workload: ", r.status().message()));
+             absl::StrCat("Kueue refused the job's Workload: ", r.message()));
     } else {  // e.g. Kueue's webhook unreachable: retried with backoff, the job held meanwhile
-      p.Error("FailedCreateWorkload", r.status());
-      Hold(p, "FailedCreateWorkload", std::string(r.status().message()));
+      p.Error("FailedCreateWorkload", r);
+      Hold(p, "FailedCreateWorkload", std::string(r.message()));
     }
     return false;
   }
   // No event: Kueue's answer brings the news (admitted, with the pods; or why it waits).
-  LogInfo(absl::StrCat("created Kueue Workload ", NameOf(workload)),
-          {{"job", runtime::ObjectKey(*p.object)}});
+  LogInfo(absl::StrCat("created Kueue Workload ", name), {{"job", runtime::ObjectKey(*p.object)}});
   return true;
 }
 

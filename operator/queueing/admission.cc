@@ -83,11 +83,16 @@ WorkloadState ReadWorkload(const json& workload) {
 absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& workload,
                                                               const FlavorLookup& flavor) {
   std::map<std::string, PodSetInfo> out;
-  const std::string queue = workload.value("/spec/queueName"_json_pointer, std::string());
-  const std::string cluster_queue =
-      workload.value("/status/admission/clusterQueue"_json_pointer, std::string());
-  for (const json& a :
-       workload.value("/status/admission/podSetAssignments"_json_pointer, json::array())) {
+  // In place, nothing copied: this runs in every pass of an admitted job.
+  auto text = [](const json& object, const char* name) {
+    auto it = object.find(name);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const json& admission = ObjectMember(ObjectMember(workload, "status"), "admission");
+  const std::string queue = text(ObjectMember(workload, "spec"), "queueName");
+  const std::string cluster_queue = text(admission, "clusterQueue");
+  for (const json& a : ArrayMember(admission, "podSetAssignments")) {
+    if (!a.is_object()) continue;
     const std::string name = a.value("name", "");
     PodSetInfo& info = out[name];
     if (const auto c = a.find("count"); c != a.end() && c->is_number_integer()) {
@@ -97,8 +102,7 @@ absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& worklo
     if (!queue.empty()) info.labels["kueue.x-k8s.io/local-queue-name"] = queue;
     if (!cluster_queue.empty()) info.labels["kueue.x-k8s.io/cluster-queue-name"] = cluster_queue;
     std::set<std::string> seen;
-    const json flavors = a.value("flavors", json::object());
-    for (const auto& [resource, flavor_name] : flavors.items()) {
+    for (const auto& [resource, flavor_name] : ObjectMember(a, "flavors").items()) {
       if (!flavor_name.is_string() || !seen.insert(flavor_name.get<std::string>()).second) continue;
       const json* rf = flavor(flavor_name.get<std::string>());
       if (rf == nullptr) {
@@ -106,29 +110,30 @@ absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& worklo
                                                           flavor_name.get<std::string>(),
                                                           " of pod set ", name, " does not exist"));
       }
+      const json& rf_spec = ObjectMember(*rf, "spec");
       if (absl::Status s =
-              MergeInto(&info.node_selector,
-                        rf->value("/spec/nodeLabels"_json_pointer, json::object()), "node label");
+              MergeInto(&info.node_selector, ObjectMember(rf_spec, "nodeLabels"), "node label");
           !s.ok()) {
         return s;
       }
-      for (const json& t : rf->value("/spec/tolerations"_json_pointer, json::array())) {
+      for (const json& t : ArrayMember(rf_spec, "tolerations")) {
         info.tolerations.push_back(t);
       }
     }
   }
-  for (const json& check : workload.value("/status/admissionChecks"_json_pointer, json::array())) {
-    for (const json& u : check.value("podSetUpdates", json::array())) {
+  for (const json& check : ArrayMember(ObjectMember(workload, "status"), "admissionChecks")) {
+    if (!check.is_object()) continue;
+    for (const json& u : ArrayMember(check, "podSetUpdates")) {
+      if (!u.is_object()) continue;
       auto it = out.find(u.value("name", ""));
       if (it == out.end()) continue;
       PodSetInfo& info = it->second;
       for (auto [field, into] :
            {std::pair{"labels", &info.labels}, std::pair{"annotations", &info.annotations},
             std::pair{"nodeSelector", &info.node_selector}}) {
-        if (absl::Status s = MergeInto(into, u.value(field, json::object()), field); !s.ok())
-          return s;
+        if (absl::Status s = MergeInto(into, ObjectMember(u, field), field); !s.ok()) return s;
       }
-      for (const json& t : u.value("tolerations", json::array())) info.tolerations.push_back(t);
+      for (const json& t : ArrayMember(u, "tolerations")) info.tolerations.push_back(t);
     }
   }
   return out;

@@ -3,6 +3,9 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <array>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -151,34 +154,53 @@ json ProjectWorkload(json workload) {
 }
 
 bool DecisionChanged(const json& old_workload, const json& new_workload) {
-  // Members read in place (json::value with a JSON pointer throws for each one missing): this
-  // runs twice for every Workload event.
-  auto member = [](const json& object, const char* name) {
+  // Read in place, nothing copied: this runs for every Workload event.
+  static const json kNull;
+  auto member = [](const json& object, const char* name) -> const json& {
     auto it = object.find(name);
-    return it == object.end() ? json() : *it;
+    return it == object.end() ? kNull : *it;
   };
-  auto decision = [&member](const json& w) {
-    const json& status = ObjectMember(w, "status");
+  auto text = [](const json& object, const char* name) -> std::string_view {
+    auto it = object.find(name);
+    return it != object.end() && it->is_string()
+               ? std::string_view(it->get_ref<const std::string&>())
+               : std::string_view();
+  };
+  // The conditions that tell Kueue's decision: (type, status, reason, message), sorted by type.
+  using Condition = std::array<std::string_view, 4>;
+  auto conditions = [&text](const json& status) {
     const bool dispatched = status.contains("clusterName");  // by MultiKueue
-    json conditions = json::object();
+    std::vector<Condition> out;
     for (const json& c : ArrayMember(status, "conditions")) {
-      const std::string type = c.value("type", "");
+      const std::string_view type = text(c, "type"), reason = text(c, "reason");
       if (type == "PodsReady") continue;
       // The job side's end, as JobSideStatusPatch writes it: the pass that wrote it also
       // removed the finalizer.
-      if (type == "Finished" && !dispatched &&
-          (c.value("reason", "") == "Succeeded" || c.value("reason", "") == "Failed")) {
+      if (type == "Finished" && !dispatched && (reason == "Succeeded" || reason == "Failed")) {
         continue;
       }
-      conditions[type] = {c.value("status", ""), c.value("reason", ""), c.value("message", "")};
+      out.push_back({type, text(c, "status"), reason, text(c, "message")});
     }
-    return json{{"conditions", conditions},
-                {"admission", member(status, "admission")},
-                {"checks", member(status, "admissionChecks")},
-                {"active", member(ObjectMember(w, "spec"), "active")},
-                {"deleting", member(ObjectMember(w, "metadata"), "deletionTimestamp")}};
+    std::sort(out.begin(), out.end());
+    // As a map by type would keep them: the last of a repeated type.
+    std::vector<Condition> unique;
+    for (const Condition& c : out) {
+      if (!unique.empty() && unique.back()[0] == c[0])
+        unique.back() = c;
+      else
+        unique.push_back(c);
+    }
+    return unique;
   };
-  return decision(old_workload) != decision(new_workload);
+  const json& old_status = ObjectMember(old_workload, "status");
+  const json& new_status = ObjectMember(new_workload, "status");
+  return member(old_status, "admission") != member(new_status, "admission") ||
+         member(old_status, "admissionChecks") != member(new_status, "admissionChecks") ||
+         member(ObjectMember(old_workload, "spec"), "active") !=
+             member(ObjectMember(new_workload, "spec"), "active") ||
+         member(ObjectMember(old_workload, "metadata"), "deletionTimestamp") !=
+             member(ObjectMember(new_workload, "metadata"), "deletionTimestamp") ||
+         conditions(old_status) != conditions(new_status);
 }
 
 bool SamePodSets(const json& existing, const json& wanted) {

@@ -1,5 +1,6 @@
 #include "operator/queueing/workload_status.h"
 
+#include "common/json_members.h"
 #include "operator/api/codec.h"
 #include "operator/queueing/admission.h"
 #include "operator/queueing/workload.h"
@@ -53,8 +54,12 @@ json ResourceVersion(const json& workload) {
 }  // namespace
 
 std::optional<json> JobSideStatusPatch(const json& workload, const JobSide& want, absl::Time now) {
+  // Most passes of an admitted job want nothing written: no copy of the conditions then.
+  if (!want.finished && !want.release_quota && !want.pods_ready && want.reclaimable.empty()) {
+    return std::nullopt;
+  }
   const WorkloadState state = ReadWorkload(workload);
-  json conditions = workload.value("/status/conditions"_json_pointer, json::array());
+  json conditions = ArrayMember(ObjectMember(workload, "status"), "conditions");
   const int64_t generation = workload.value("/metadata/generation"_json_pointer, int64_t{0});
   json status = json::object();
   bool changed = false;
@@ -108,7 +113,7 @@ std::optional<json> JobSideStatusPatch(const json& workload, const JobSide& want
 }
 
 std::optional<json> RemoveFinalizerPatch(const json& workload) {
-  const json finalizers = workload.value("/metadata/finalizers"_json_pointer, json::array());
+  const json& finalizers = ArrayMember(ObjectMember(workload, "metadata"), "finalizers");
   for (size_t i = 0; i < finalizers.size(); ++i) {
     if (finalizers[i] != kResourceInUseFinalizer) continue;
     const std::string path = absl::StrCat("/metadata/finalizers/", i);

@@ -32,7 +32,7 @@ void Store::IndexLocked(const std::string& key, const nlohmann::json& obj, bool 
       if (it->second.empty()) index.erase(it);
     }
   };
-  update(by_namespace_, obj.value("/metadata/namespace"_json_pointer, ""));
+  update(by_namespace_, ObjectMember(obj, "metadata").value("namespace", ""));
   update(by_owner_, ControllerUid(obj));
 }
 
