@@ -181,16 +181,9 @@ bool DecisionChanged(const json& old_workload, const json& new_workload) {
       }
       out.push_back({type, text(c, "status"), reason, text(c, "message")});
     }
+    // Unique by type (a list-map in Kueue's CRD): sorted, two lists compare as maps would.
     std::sort(out.begin(), out.end());
-    // As a map by type would keep them: the last of a repeated type.
-    std::vector<Condition> unique;
-    for (const Condition& c : out) {
-      if (!unique.empty() && unique.back()[0] == c[0])
-        unique.back() = c;
-      else
-        unique.push_back(c);
-    }
-    return unique;
+    return out;
   };
   const json& old_status = ObjectMember(old_workload, "status");
   const json& new_status = ObjectMember(new_workload, "status");
