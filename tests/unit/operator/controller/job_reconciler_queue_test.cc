@@ -17,6 +17,7 @@
 namespace disttrain::controller {
 
 using ::disttrain::policy::FindCondition;
+using ::disttrain::policy::kFailed;
 using ::disttrain::policy::kQueued;
 using ::disttrain::policy::kRunning;
 using ::disttrain::policy::kSucceeded;
@@ -308,6 +309,30 @@ TEST_F(QueueTest, AMissingPriorityClassHoldsTheJobWithoutAWorkload) {
   ASSERT_EQ(wls.size(), 1u);
   EXPECT_EQ(wls[0]["spec"]["priority"], 1000);
   EXPECT_EQ(wls[0]["spec"]["priorityClassRef"]["name"], "urgent");
+}
+
+TEST_F(QueueTest, AWorkloadKueueRefusesFailsTheJobWithKueuesMessageAndNoPod) {
+  h.client.FailNext("create", "workloads",
+                    absl::InvalidArgumentError("admission webhook denied: spec.podSets too many"));
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.State(), "Failed");
+  const api::Condition* failed = FindCondition(h.Status(), kFailed);
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->reason, "InvalidWorkload");
+  EXPECT_NE(failed->message.find("spec.podSets too many"), std::string::npos) << failed->message;
+  EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty());
+  EXPECT_TRUE(h.PodNames().empty());
+}
+
+TEST_F(QueueTest, AWorkloadCreateKueueCannotAnswerHoldsTheJobAndIsRetried) {
+  h.client.FailNext("create", "workloads", absl::UnavailableError("webhook unreachable"));
+  absl::StatusOr<runtime::ReconcileResult> r = h.Pass();
+  EXPECT_FALSE(r.ok()) << "retried with backoff";
+  EXPECT_EQ(FindCondition(h.Status(), kQueued)->reason, "FailedCreateWorkload");
+  EXPECT_TRUE(h.PodNames().empty());
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
+  EXPECT_TRUE(h.PodNames().empty()) << "held until Kueue admits it";
 }
 
 TEST(QueueOffTest, WithoutKueueSupportTheLabelIsIgnored) {
