@@ -209,7 +209,7 @@ TEST_F(QueueTest, FinishedIsWrittenOnceThePodsHoldingQuotaAreGoneThenTheFinalize
   EXPECT_EQ(h.State(), kSucceeded);
   EXPECT_FALSE(WorkloadCondition(Workload(), "Finished")) << "ps and workers still terminate";
   h.client.SetDeleteGraceful(false);
-  for (const std::string& name : {"dist-ps-0", "dist-worker-0", "dist-worker-1"})
+  for (const char* name : {"dist-ps-0", "dist-worker-0", "dist-worker-1"})
     ASSERT_TRUE(h.client.Delete(kube::kPods, "default", name, {}).ok());
   ASSERT_TRUE(h.Pass().ok());
   std::optional<json> finished = WorkloadCondition(Workload(), "Finished");
@@ -316,7 +316,8 @@ TEST_F(QueueTest, AWorkloadKueueRefusesFailsTheJobWithKueuesMessageAndNoPod) {
                     absl::InvalidArgumentError("admission webhook denied: spec.podSets too many"));
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.State(), "Failed");
-  const api::Condition* failed = FindCondition(h.Status(), kFailed);
+  const api::JobStatus status = h.Status();  // FindCondition points into it
+  const api::Condition* failed = FindCondition(status, kFailed);
   ASSERT_NE(failed, nullptr);
   EXPECT_EQ(failed->reason, "InvalidWorkload");
   EXPECT_NE(failed->message.find("spec.podSets too many"), std::string::npos) << failed->message;
