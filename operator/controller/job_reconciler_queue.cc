@@ -377,9 +377,15 @@ void JobReconciler::SyncWorkload(Pass& p) {
     if (st.has_finalizer) release();
     return;
   }
-  if (p.multikueue_manager) return;  // MultiKueue writes the rest, from the worker's
   queueing::JobSide want;
-  if (IsFinished(p.status)) {
+  if (p.multikueue_manager) {
+    // MultiKueue writes the rest, from the worker's. An eviction here (the worker evicted its
+    // copy, the worker was lost, the Workload was deactivated) is the job's controller's to
+    // answer, as for any job: no pod runs in this cluster, so the quota goes back at once,
+    // MultiKueue removes the worker's copy and the Workload is queued to be dispatched again.
+    if (!st.evicted || !st.quota_reserved) return;
+    want.release_quota = true;
+  } else if (IsFinished(p.status)) {
     // The quota goes back once the pods holding it are gone (cleanPodPolicy None keeps them on
     // purpose: then at once).
     if (any_live && p.job.spec.run_policy.clean_pod_policy != api::CleanPodPolicy::kNone) return;
@@ -410,7 +416,12 @@ void JobReconciler::SyncWorkload(Pass& p) {
   // Finished: the finalizer goes in this pass (Kueue's own job controllers wait for the next,
   // which the write brings; DecisionChanged queues none for it). A failure is retried.
   if (want.finished && s.ok()) release();
-  if (want.release_quota) {
+  if (want.release_quota && p.multikueue_manager) {
+    p.Note("QuotaReleased",
+           absl::StrCat("Workload ", name, " was evicted (", st.evicted_reason, ": ",
+                        st.evicted_message,
+                        "); it gave its quota back and is queued to be dispatched again"));
+  } else if (want.release_quota) {
     p.Note("QuotaReleased", absl::StrCat("every pod is gone: Workload ", name,
                                          " gave its quota back and is queued again"));
   }

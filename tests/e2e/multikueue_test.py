@@ -103,8 +103,9 @@ class MultiKueueTest(KueueCase):
 
     # --- set-up: the worker's queue, and the manager's queue with the MultiKueue check ---------
     def worker_queue(self):
-        # The worker's LocalQueue has the manager's name (MultiKueue's remote Workload names it).
-        self.queue_setup(gpus=8)
+        # The worker's LocalQueue has the manager's name (MultiKueue's remote Workload names it);
+        # its own jobs of higher priority preempt the ones MultiKueue dispatched.
+        self.queue_setup(gpus=8, preemption={"withinClusterQueue": "LowerPriority"})
 
     def manager_queue(self):
         """examples/kueue/multikueue-manager.yaml with this test's names, and its Secret."""
@@ -212,6 +213,49 @@ class MultiKueueTest(KueueCase):
         self.assertEqual(self.wl_condition(m_wl, "Finished")["reason"], "Failed")
         self.assertIn("exited with code 3", self.wl_condition(m_wl, "Finished")["message"])
         wait_until("the worker's copy to be deleted", lambda: self.remote_job("mkf") is None, timeout=90)
+        self.assertEqual(self.m_get("pods")["items"], [])
+
+    def test_a_job_preempted_in_the_worker_is_dispatched_again_and_succeeds(self):
+        # Kueue (MultiKueueRedoAdmissionOnEvictionInWorker, on by default) answers an eviction in
+        # the worker by evicting the manager's Workload; its job's controller (the manager's
+        # operator) gives the quota back, MultiKueue removes the worker's copy, and the Workload
+        # is admitted and dispatched again once the worker has room.
+        grace = 3
+        low = queued(job("mkp", Chief=gpu_role(1, 1, 0, 8, grace=grace), Worker=gpu_role(3, 1, grace=grace),
+                         PS=gpu_role(1, 0, grace=grace)), "lq")
+        low["spec"]["managedBy"] = MULTIKUEUE
+        watch = PodWatch(self.ns)  # the worker's pods
+        try:
+            apply(low, self.ns, kubeconfig=self.m)
+            wait_until("the worker's copy to run", lambda: self.state("mkp") == "Running", timeout=90)
+            first_copy = self.remote_job("mkp")["metadata"]["uid"]
+            first_pods = [p["metadata"]["name"] for p in self.pods("mkp")]
+            self.assertEqual(len(first_pods), 5)
+            # A job of the worker's own, of higher priority, that does not fit beside it.
+            self.priority_class(f"high-{self.id}", 1000)
+            apply(queued(job("local", Chief=gpu_role(1, 1, 0, 5), Worker=gpu_role(4, 1)), "lq",
+                         f"high-{self.id}"), self.ns)
+            wait_until("the dispatched job's pods gone", lambda: all(n in watch.gone for n in first_pods),
+                       timeout=grace + 15)
+            self.wait_state("local", "Succeeded", timeout=90)
+            # The manager's Workload gave its quota back and was admitted and dispatched again.
+            again = wait_until("a second copy in the worker", lambda: (
+                lambda r: r and r["metadata"]["uid"] != first_copy and r)(self.remote_job("mkp")), timeout=90)
+            self.assertNotIn("managedBy", again["spec"])
+            done = wait_until("the manager's job to succeed", lambda: self.m_job("mkp").get("status", {}).get(
+                "state") == "Succeeded" and self.m_job("mkp"), timeout=120)
+            m_wl = wait_until("the manager's Workload finished", lambda: (
+                lambda w: self.wl_condition(w, "Finished") and w)(self.m_workload("mkp")), timeout=60)
+        finally:
+            watch.stop()
+        self.assertEqual(self.wl_condition(m_wl, "Finished")["reason"], "Succeeded")
+        self.assertEqual(m_wl["status"].get("clusterName"), f"worker-{self.id}")
+        released = [m for r, m in self.m_events("mkp") if r == "QuotaReleased"]
+        self.assertEqual(len(released), 1, self.m_events("mkp"))
+        self.assertIn("was evicted", released[0])
+        # The preemption moved the quota, never doubled it: 8 GPUs in the worker at every moment.
+        self.assertLessEqual(watch.max_gpus, 8)
+        self.assertEqual(sum(r.get("restarts", 0) for r in done["status"].get("replicaStatuses", {}).values()), 0)
         self.assertEqual(self.m_get("pods")["items"], [])
 
     def test_a_tfjob_is_dispatched_through_kueues_own_tfjob_support(self):

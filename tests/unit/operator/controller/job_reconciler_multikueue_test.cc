@@ -1,6 +1,7 @@
 // MultiKueue's two ends on the reconciler harness: in a worker cluster, the job MultiKueue copied
 // adopts the Workload it prebuilt; in the manager cluster, a job with spec.managedBy
 // kueue.x-k8s.io/multikueue gets its Workload and nothing else; any other manager, nothing.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,12 @@ class MultiKueueManagerTest : public ::testing::Test {
     job["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
     return job;
   }
+  static std::optional<json> WorkloadConditionOf(const json& wl, const std::string& type) {
+    for (const json& c : wl.value("/status/conditions"_json_pointer, json::array())) {
+      if (c["type"] == type) return c;
+    }
+    return std::nullopt;
+  }
   Harness h{ManagedJob(), /*kueue=*/true};
 };
 
@@ -143,6 +150,44 @@ TEST_F(MultiKueueManagerTest, TheMirroredStatusWritesNothingAndMultiKueuesFinish
   EXPECT_TRUE(finalizers.is_null() || finalizers.empty()) << finalizers.dump();
   EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
   EXPECT_TRUE(h.PodNames().empty());
+}
+
+// Kueue evicts the manager's Workload when the worker evicted its copy (its
+// MultiKueueRedoAdmissionOnEvictionInWorker, on by default since v0.16) or lost the worker;
+// the quota is the job's controller's to give back, and with no pod here it goes at once, so
+// MultiKueue removes the worker's copy and the Workload is dispatched again.
+TEST_F(MultiKueueManagerTest, AnEvictedWorkloadGivesItsQuotaBackAtOnce) {
+  ASSERT_TRUE(h.Pass().ok());
+  json wl = h.client.Objects(kube::kWorkloads)[0];
+  wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
+                  {"clusterName", "worker-1"},
+                  {"conditions",
+                   {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}},
+                    {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
+  h.client.Put(kube::kWorkloads, wl);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "workloads"), 0) << "admitted: nothing of this operator's";
+  const json before = queueing::ProjectWorkload(wl);
+  wl["status"]["conditions"].push_back({{"type", "Evicted"},
+                                        {"status", "True"},
+                                        {"reason", "AdmissionCheck"},
+                                        {"message", "At least one admission check is false"}});
+  EXPECT_TRUE(queueing::DecisionChanged(before, queueing::ProjectWorkload(wl)));
+  h.client.Put(kube::kWorkloads, wl);
+  ASSERT_TRUE(h.Pass().ok());
+  const json released = h.client.Objects(kube::kWorkloads)[0];
+  EXPECT_FALSE(released["status"].contains("admission")) << released["status"].dump();
+  std::optional<json> reserved = WorkloadConditionOf(released, "QuotaReserved");
+  ASSERT_TRUE(reserved.has_value());
+  EXPECT_EQ((*reserved)["status"], "False");
+  EXPECT_EQ((*reserved)["reason"], "Pending");
+  EXPECT_EQ(h.events.Count("QuotaReleased"), 1);
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0) << "the status stays MultiKueue's";
+  EXPECT_TRUE(h.PodNames().empty());
+  // Released once: the next pass (the write's own event) writes nothing more.
+  const int patches = h.Requests("patch", "workloads");
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "workloads"), patches);
 }
 
 }  // namespace
