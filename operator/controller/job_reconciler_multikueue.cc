@@ -19,6 +19,25 @@ using nlohmann::json;
 
 absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileForMultiKueue(Pass& p) {
   FindWorkload(p);
+  // A change Kueue must admit again (replicas, resources, queue) replaces the Workload, as
+  // Kueue's own job controllers do for a job MultiKueue dispatches: MultiKueue deletes the
+  // worker's copy with the old Workload and dispatches the job as it is now with the new one
+  // (its adapter never updates a copy, so a kept Workload would leave the worker running the
+  // old spec).
+  if (p.queued && p.workload != nullptr && !queueing::BuiltFrom(*p.workload, p.job)) {
+    const queueing::WorkloadState st = queueing::ReadWorkload(*p.workload);
+    std::optional<json> wanted;
+    if (!st.finished && BuildWantedWorkload(p, &wanted)) {
+      const bool same = st.quota_reserved ? queueing::SamePodSets(*p.workload, *wanted)
+                                          : queueing::Matches(*p.workload, *wanted);
+      if (!same) {
+        DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
+        p.workload = nullptr;
+        p.replacing_workload = true;  // the next Workload once this one is gone
+        p.Requeue(absl::Seconds(1));
+      }
+    }
+  }
   if (p.queued && p.workload == nullptr && !p.replacing_workload) {
     std::optional<json> wanted;
     if (BuildWantedWorkload(p, &wanted) && CreateWorkload(p, *wanted)) {

@@ -258,6 +258,29 @@ class MultiKueueTest(KueueCase):
         self.assertEqual(sum(r.get("restarts", 0) for r in done["status"].get("replicaStatuses", {}).values()), 0)
         self.assertEqual(self.m_get("pods")["items"], [])
 
+    def test_a_job_scaled_after_its_dispatch_runs_in_the_worker_as_it_is_now(self):
+        # MultiKueue never updates a copy: the manager's operator replaces the Workload, so the
+        # copy goes with the old one and the job is dispatched again as it is now.
+        j = queued(job("mks", Chief=gpu_role(1, 1, 0, 12), PS=gpu_role(1, 0), Worker=gpu_role(2, 1)), "lq")
+        j["spec"]["managedBy"] = MULTIKUEUE
+        apply(j, self.ns, kubeconfig=self.m)
+        wait_until("the worker's copy to run", lambda: self.state("mks") == "Running", timeout=90)
+        first_copy = self.remote_job("mks")["metadata"]["uid"]
+        kubectl("patch", "distributedtraining", "mks", "-n", self.ns, "--type", "merge", "-p",
+                json.dumps({"spec": {"replicaSpecs": {"Worker": {"replicas": 3}}}}), kubeconfig=self.m)
+        again = wait_until("a copy of the scaled job in the worker", lambda: (
+            lambda r: r and r["metadata"]["uid"] != first_copy and r)(self.remote_job("mks")), timeout=90)
+        self.assertEqual(again["spec"]["replicaSpecs"]["Worker"]["replicas"], 3)
+        wait_until("the scaled job's three workers", lambda: sorted(
+            p["metadata"]["name"] for p in self.pods("mks") if "worker" in p["metadata"]["name"]) == [
+            "mks-worker-0", "mks-worker-1", "mks-worker-2"], timeout=60)
+        wait_until("the manager's job to succeed", lambda: self.m_job("mks").get("status", {}).get(
+            "state") == "Succeeded", timeout=120)
+        m_wl = self.m_workload("mks")
+        self.assertEqual({p["name"]: p["count"] for p in m_wl["spec"]["podSets"]},
+                         {"chief": 1, "ps": 1, "worker": 3})
+        self.assertIn("DeletedWorkload", [r for r, _ in self.m_events("mks")])
+
     def test_a_tfjob_is_dispatched_through_kueues_own_tfjob_support(self):
         # MultiKueue's TFJob adapter is Kueue's built-in one (runPolicy.managedBy; the generic
         # adapter reads only spec.managedBy): in the worker, Kueue's kubeflow.org/tfjob

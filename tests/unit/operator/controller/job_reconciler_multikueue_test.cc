@@ -190,5 +190,40 @@ TEST_F(MultiKueueManagerTest, AnEvictedWorkloadGivesItsQuotaBackAtOnce) {
   EXPECT_EQ(h.Requests("patch", "workloads"), patches);
 }
 
+// MultiKueue's adapter never updates the worker's copy: a Workload kept after the job grew would
+// leave the worker running the old spec. Replaced, as in a job's own cluster (and as Kueue's
+// controllers do for the jobs MultiKueue dispatches), it is dispatched again as the job is now.
+TEST_F(MultiKueueManagerTest, AJobChangedAfterItsDispatchGetsANewWorkload) {
+  ASSERT_TRUE(h.Pass().ok());
+  json wl = h.client.Objects(kube::kWorkloads)[0];
+  const std::string uid = wl["metadata"]["uid"];
+  wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
+                  {"clusterName", "worker-1"},
+                  {"conditions",
+                   {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}},
+                    {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
+  h.client.Put(kube::kWorkloads, wl);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.events.Count("DeletedWorkload"), 0) << "the job as dispatched: kept";
+  json job = *h.client.Get(kube::kDistributedTrainings, "default", "dist");
+  job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 3;
+  job["metadata"]["generation"] = 2;
+  h.client.Put(kube::kDistributedTrainings, job);
+  ASSERT_TRUE(h.Pass().ok());  // deleted (Kueue's finalizer keeps it a moment)
+  EXPECT_EQ(h.events.Count("DeletedWorkload"), 1);
+  ASSERT_TRUE(h.Pass().ok());  // no pod here holds its quota: the finalizer goes, so does it
+  EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty());
+  ASSERT_TRUE(h.Pass().ok());  // and a new one stands for the job as it is now
+  std::vector<json> wls = h.client.Objects(kube::kWorkloads);
+  ASSERT_EQ(wls.size(), 1u);
+  EXPECT_NE(wls[0]["metadata"]["uid"], uid);
+  json counts = json::object();
+  for (const json& ps : wls[0]["spec"]["podSets"])
+    counts[ps["name"].get<std::string>()] = ps["count"];
+  EXPECT_EQ(counts["worker"], 3);
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0) << "the status stays MultiKueue's";
+  EXPECT_TRUE(h.PodNames().empty());
+}
+
 }  // namespace
 }  // namespace disttrain::controller
