@@ -131,9 +131,14 @@ class JobReconciler : public runtime::Reconciler {
   // MultiKueue (job_reconciler_multikueue.cc). The manager cluster: a job with spec.managedBy
   // kueue.x-k8s.io/multikueue and the queue label gets its Workload, which MultiKueue needs to
   // dispatch it (for a kind Kueue does not compile in, the job's controller makes it: Kueue's KEP
-  // 2349), and nothing else: no pod, no Service, no status (MultiKueue mirrors the worker
-  // cluster's). Once MultiKueue finished the Workload, its finalizer goes. With --kueue only.
+  // 2349), and nothing else: no pod, no Service, and a status only while it waits (from the
+  // dispatch on, MultiKueue mirrors the worker cluster's). An eviction gives the quota back at
+  // once; a change Kueue must admit again replaces the Workload. Once MultiKueue finished the
+  // Workload, its finalizer goes. With --kueue only.
   absl::StatusOr<runtime::ReconcileResult> ReconcileForMultiKueue(Pass& p);
+  // In MultiKueue's manager cluster, until a worker's copy holds the quota (MultiKueue mirrors
+  // no status before): the job's Queued condition says why it waits.
+  void SayWhyDispatchWaits(Pass& p, bool just_created);
   // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
   // `quiet`: no event (another one of the pass says it).
   void Hold(Pass& p, const std::string& reason, const std::string& message, bool quiet = false);

@@ -11,10 +11,16 @@
 #include "operator/controller/internal/reconcile_pass.h"
 #include "operator/controller/job_reconciler.h"
 #include "operator/kube/errors.h"
+#include "operator/policy/conditions.h"
+#include "operator/queueing/admission.h"
 #include "operator/queueing/workload.h"
 
 namespace disttrain::controller {
 
+using ::disttrain::policy::FindCondition;
+using ::disttrain::policy::IsFinished;
+using ::disttrain::policy::kCreated;
+using ::disttrain::policy::SetCondition;
 using nlohmann::json;
 
 absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileForMultiKueue(Pass& p) {
@@ -38,19 +44,49 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileForMultiKueue(P
       }
     }
   }
+  bool created = false;
   if (p.queued && p.workload == nullptr && !p.replacing_workload) {
     std::optional<json> wanted;
     if (BuildWantedWorkload(p, &wanted) && CreateWorkload(p, *wanted)) {
-      // An event: this job gets no status from this operator to say it.
+      created = true;
       p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", p.workload_name,
                                              " for MultiKueue to dispatch the job to a worker "
                                              "cluster; no pod runs in this one"));
     }
   }
+  SayWhyDispatchWaits(p, created);
+  if (absl::Status s = WriteStatus(p); !s.ok()) return s;
   SyncWorkload(p);  // with p.multikueue_manager: the finalizer, once MultiKueue finished it
   EmitEvents(p);
   if (!p.errors.empty()) return p.errors.front();
   return runtime::ReconcileResult{p.requeue};
+}
+
+void JobReconciler::SayWhyDispatchWaits(Pass& p, bool just_created) {
+  // Once the Workload is admitted (a worker's copy reserved the quota) MultiKueue mirrors that
+  // copy's status into the job, the end included; a pass from a stale cache cannot overwrite
+  // the mirror (the status write is conditional on the job's resourceVersion).
+  if (!p.queued || IsFinished(p.status)) return;
+  queueing::Waiting why;
+  if (p.workload != nullptr) {
+    const queueing::WorkloadState st = queueing::ReadWorkload(*p.workload);
+    if (st.finished || (st.admitted && !st.evicted)) return;
+    why = queueing::WhyWaiting(st, p.workload_name, queueing::QueueName(p.job));
+  } else if (p.replacing_workload) {
+    why = {"WorkloadReplaced", absl::StrCat("the job changed, so Kueue admits it again: Workload ",
+                                            p.workload_name, " is replaced")};
+  } else if (just_created) {
+    why = queueing::WhyWaiting({}, p.workload_name, queueing::QueueName(p.job));
+  } else {
+    return;  // its create failed: retried, or the job failed with Kueue's answer
+  }
+  if (!FindCondition(p.status, kCreated)) {
+    SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.now);
+  }
+  Hold(p, why.reason, why.message, /*quiet=*/just_created);
+  // An evicted copy's counts, mirrored before MultiKueue deleted it: no pod runs now.
+  p.status.replica_statuses.clear();
+  UpdateCounts(p);
 }
 
 bool JobReconciler::AdoptWorkload(Pass& p, const std::string& name,

@@ -242,23 +242,8 @@ bool JobReconciler::Admitted(Pass& p) {
     }
     return true;
   }
-  std::string reason = "WaitingForAdmission", message;
-  if (st.evicted) {
-    reason = st.evicted_reason == "Preempted" ? "Preempted" : "Evicted";
-    message = absl::StrCat("evicted by Kueue (", st.evicted_reason, "): ", st.evicted_message,
-                           "; queued again");
-  } else if (st.quota_reserved) {
-    reason = "WaitingForAdmissionChecks";
-    message = st.waiting_message.empty() ? "quota reserved; waiting for admission checks"
-                                         : st.waiting_message;
-  } else if (!st.waiting_reason.empty()) {
-    reason = st.waiting_reason;  // Kueue's: Pending, Inadmissible
-    message = st.waiting_message;
-  } else {
-    message =
-        absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue);
-  }
-  Hold(p, reason, message);
+  const queueing::Waiting why = queueing::WhyWaiting(st, name, queue);
+  Hold(p, why.reason, why.message);
   return false;
 }
 

@@ -40,6 +40,15 @@ struct WorkloadState {
 
 WorkloadState ReadWorkload(const nlohmann::json& workload);
 
+// Why a job whose Workload is not (or no longer) admitted waits, for its Queued condition:
+// evicted (reason Preempted or Evicted), quota reserved but admission checks pending, Kueue's
+// own reason (Pending, Inadmissible), else waiting for admission from `queue`.
+struct Waiting {
+  std::string reason, message;
+};
+Waiting WhyWaiting(const WorkloadState& state, const std::string& workload_name,
+                   const std::string& queue);
+
 // What every pod of one PodSet carries once admitted (Kueue's PodSetInfo): the node labels and
 // tolerations of the ResourceFlavors it was assigned, Kueue's labels (podset, local and cluster
 // queue), and the admission checks' podSetUpdates.

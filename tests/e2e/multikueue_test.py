@@ -237,6 +237,9 @@ class MultiKueueTest(KueueCase):
                          f"high-{self.id}"), self.ns)
             wait_until("the dispatched job's pods gone", lambda: all(n in watch.gone for n in first_pods),
                        timeout=grace + 15)
+            # Until a worker's copy holds quota again, the manager's job says it waits.
+            wait_until("the manager's job to show it is queued again", lambda: self.m_job("mkp").get(
+                "status", {}).get("state") == "Queued", timeout=30)
             self.wait_state("local", "Succeeded", timeout=90)
             # The manager's Workload gave its quota back and was admitted and dispatched again.
             again = wait_until("a second copy in the worker", lambda: (
@@ -280,6 +283,18 @@ class MultiKueueTest(KueueCase):
         self.assertEqual({p["name"]: p["count"] for p in m_wl["spec"]["podSets"]},
                          {"chief": 1, "ps": 1, "worker": 3})
         self.assertIn("DeletedWorkload", [r for r, _ in self.m_events("mks")])
+
+    def test_a_job_sent_to_a_missing_queue_says_so_in_the_manager(self):
+        j = queued(job("mkq", Chief=gpu_role(1, 1, 0, 2)), "no-such-queue")
+        j["spec"]["managedBy"] = MULTIKUEUE
+        apply(j, self.ns, kubeconfig=self.m)
+        queued_c = wait_until("the manager's job to say why it waits", lambda: next((
+            c for c in self.m_job("mkq").get("status", {}).get("conditions", [])
+            if c["type"] == "Queued" and c["reason"] == "Inadmissible"), None), timeout=30)
+        self.assertIn("no-such-queue", queued_c["message"])
+        self.assertEqual(self.m_job("mkq")["status"]["state"], "Queued")
+        self.assertIn("Inadmissible", [r for r, _ in self.m_events("mkq")])
+        self.assertIsNone(self.remote_job("mkq"), "nothing dispatched")
 
     def test_a_tfjob_is_dispatched_through_kueues_own_tfjob_support(self):
         # MultiKueue's TFJob adapter is Kueue's built-in one (runPolicy.managedBy; the generic

@@ -93,8 +93,16 @@ class MultiKueueManagerTest : public ::testing::Test {
   Harness h{ManagedJob(), /*kueue=*/true};
 };
 
-TEST_F(MultiKueueManagerTest, TheJobGetsItsWorkloadAndNothingElse) {
+TEST_F(MultiKueueManagerTest, TheJobGetsItsWorkloadAndAStatusOnlyWhileItWaits) {
   ASSERT_TRUE(h.Pass().ok());
+  {
+    const api::JobStatus status = h.Status();
+    EXPECT_EQ(status.state, "Queued");
+    const api::Condition* queued = FindCondition(status, kQueued);
+    ASSERT_NE(queued, nullptr);
+    EXPECT_EQ(queued->reason, "WaitingForAdmission");
+    EXPECT_EQ(h.events.Count("Queued"), 0) << "CreatedWorkload says it";
+  }
   std::vector<json> wls = h.client.Objects(kube::kWorkloads);
   ASSERT_EQ(wls.size(), 1u);
   EXPECT_EQ(wls[0]["metadata"]["ownerReferences"][0]["apiVersion"], "disttrain.io/v1");
@@ -105,7 +113,10 @@ TEST_F(MultiKueueManagerTest, TheJobGetsItsWorkloadAndNothingElse) {
     counts[ps["name"].get<std::string>()] = ps["count"];
   EXPECT_EQ(counts, json({{"chief", 1}, {"ps", 1}, {"worker", 2}}));
   EXPECT_EQ(h.events.Count("CreatedWorkload"), 1);
-  // Admitted by the manager's Kueue: still no pod, no Service, no status of this operator's.
+  // Admitted by the manager's Kueue and dispatched: still no pod, no Service, and no status
+  // write of this operator's (MultiKueue mirrors the worker's copy's from now on).
+  const int status_writes = h.Requests("patch", "distributedtrainings");
+  EXPECT_EQ(status_writes, 1);
   json wl = wls[0];
   wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
                   {"clusterName", "worker-1"},
@@ -116,13 +127,14 @@ TEST_F(MultiKueueManagerTest, TheJobGetsItsWorkloadAndNothingElse) {
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_TRUE(h.PodNames().empty());
   EXPECT_TRUE(h.client.Objects(kube::kServices).empty());
-  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), status_writes);
   EXPECT_EQ(h.Requests("update", "distributedtrainings"), 0);
   EXPECT_EQ(h.client.Objects(kube::kWorkloads).size(), 1u);
 }
 
 TEST_F(MultiKueueManagerTest, TheMirroredStatusWritesNothingAndMultiKueuesFinishReleasesIt) {
-  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_TRUE(h.Pass().ok());  // the job's Queued status
+  const int status_writes = h.Requests("patch", "distributedtrainings");
   // MultiKueue mirrors the worker's status into the job, then finishes the Workload with the
   // worker's reason.
   absl::StatusOr<json> job = h.client.Get(kube::kDistributedTrainings, "default", "dist");
@@ -148,7 +160,8 @@ TEST_F(MultiKueueManagerTest, TheMirroredStatusWritesNothingAndMultiKueuesFinish
   const json finalizers =
       h.client.Objects(kube::kWorkloads)[0]["metadata"].value("finalizers", json());
   EXPECT_TRUE(finalizers.is_null() || finalizers.empty()) << finalizers.dump();
-  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0);
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), status_writes);
+  EXPECT_EQ(h.Status().state, "Succeeded") << "the mirror stands";
   EXPECT_TRUE(h.PodNames().empty());
 }
 
@@ -165,8 +178,17 @@ TEST_F(MultiKueueManagerTest, AnEvictedWorkloadGivesItsQuotaBackAtOnce) {
                    {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}},
                     {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
   h.client.Put(kube::kWorkloads, wl);
+  // MultiKueue mirrors the worker's copy, running.
+  json job = *h.client.Get(kube::kDistributedTrainings, "default", "dist");
+  job["status"] = {
+      {"state", "Running"},
+      {"conditions", {{{"type", "Running"}, {"status", "True"}, {"reason", "AllRunning"}}}},
+      {"replicaStatuses", {{"Worker", {{"active", 2}, {"progress", "2/2"}}}}}};
+  h.client.Put(kube::kDistributedTrainings, job);
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.Requests("patch", "workloads"), 0) << "admitted: nothing of this operator's";
+  const int status_writes = h.Requests("patch", "distributedtrainings");
+  EXPECT_EQ(h.Status().state, "Running") << "the mirror stands";
   const json before = queueing::ProjectWorkload(wl);
   wl["status"]["conditions"].push_back({{"type", "Evicted"},
                                         {"status", "True"},
@@ -182,7 +204,20 @@ TEST_F(MultiKueueManagerTest, AnEvictedWorkloadGivesItsQuotaBackAtOnce) {
   EXPECT_EQ((*reserved)["status"], "False");
   EXPECT_EQ((*reserved)["reason"], "Pending");
   EXPECT_EQ(h.events.Count("QuotaReleased"), 1);
-  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0) << "the status stays MultiKueue's";
+  // The job says it waits again (the copy is gone with its counts), until the next dispatch.
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), status_writes + 1);
+  {
+    const api::JobStatus status = h.Status();
+    EXPECT_EQ(status.state, "Queued");
+    const api::Condition* queued = FindCondition(status, kQueued);
+    ASSERT_NE(queued, nullptr);
+    EXPECT_EQ(queued->reason, "Evicted");
+    EXPECT_NE(queued->message.find("AdmissionCheck"), std::string::npos) << queued->message;
+    const api::ReplicaStatus& workers = status.replica_statuses.at(api::ReplicaType::kWorker);
+    EXPECT_EQ(workers.active, 0);
+    EXPECT_EQ(workers.progress, "0/2");
+  }
+  EXPECT_EQ(h.events.Count("Evicted"), 1);
   EXPECT_TRUE(h.PodNames().empty());
   // Released once: the next pass (the write's own event) writes nothing more.
   const int patches = h.Requests("patch", "workloads");
@@ -211,6 +246,7 @@ TEST_F(MultiKueueManagerTest, AJobChangedAfterItsDispatchGetsANewWorkload) {
   h.client.Put(kube::kDistributedTrainings, job);
   ASSERT_TRUE(h.Pass().ok());  // deleted (Kueue's finalizer keeps it a moment)
   EXPECT_EQ(h.events.Count("DeletedWorkload"), 1);
+  EXPECT_EQ(FindCondition(h.Status(), kQueued)->reason, "WorkloadReplaced");
   ASSERT_TRUE(h.Pass().ok());  // no pod here holds its quota: the finalizer goes, so does it
   EXPECT_TRUE(h.client.Objects(kube::kWorkloads).empty());
   ASSERT_TRUE(h.Pass().ok());  // and a new one stands for the job as it is now
@@ -221,7 +257,7 @@ TEST_F(MultiKueueManagerTest, AJobChangedAfterItsDispatchGetsANewWorkload) {
   for (const json& ps : wls[0]["spec"]["podSets"])
     counts[ps["name"].get<std::string>()] = ps["count"];
   EXPECT_EQ(counts["worker"], 3);
-  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 0) << "the status stays MultiKueue's";
+  EXPECT_EQ(FindCondition(h.Status(), kQueued)->reason, "WaitingForAdmission");
   EXPECT_TRUE(h.PodNames().empty());
 }
 
