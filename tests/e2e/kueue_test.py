@@ -376,8 +376,9 @@ class KueueTest(KueueCase):
 
     def test_a_job_managed_by_another_controller_is_left_alone(self):
         # MultiKueue's manager cluster: Kueue makes no Workload for a kind it does not compile
-        # in, so the operator makes it (or MultiKueue never dispatches the job), and nothing
-        # else: Kueue admits it here, and still no pod runs and no status is written.
+        # in, so the operator makes it (or MultiKueue never dispatches the job), and no pod:
+        # Kueue admits it here (this ClusterQueue has no MultiKueue check, so nothing dispatches
+        # it), and the status the operator wrote while it waited is its last.
         self.queue_setup(gpus=2)
         j = job("elsewhere", Chief=gpu_role(1, 0, 0, 1))
         j["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue"
@@ -397,7 +398,9 @@ class KueueTest(KueueCase):
         self.assertIn("CreatedWorkload", [r for r, _ in self.events("elsewhere")])
         for name in ("elsewhere", "other"):
             self.assertEqual(self.pods(name), [], name)
-            self.assertNotIn("status", self.job(name), name)
+        self.assertNotIn("status", self.job("other"))
+        self.assertEqual(self.state("elsewhere"), "Queued")
+        self.assertEqual(self.condition("elsewhere", "Queued")["reason"], "WaitingForAdmission")
         self.assertIsNone(self.workload("other"))
         r = kubectl("patch", "distributedtraining", "here", "-n", self.ns, "--type=merge",
                     "-p", json.dumps({"spec": {"managedBy": "someone-else"}}), check=False)
