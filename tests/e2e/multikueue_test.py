@@ -296,6 +296,39 @@ class MultiKueueTest(KueueCase):
         self.assertIn("Inadmissible", [r for r, _ in self.m_events("mkq")])
         self.assertIsNone(self.remote_job("mkq"), "nothing dispatched")
 
+    def test_a_job_preempted_in_the_manager_gives_way_and_runs_after(self):
+        # The manager's ClusterQueue preempts by priority; the WorkloadPriorityClasses exist in
+        # the manager only (the worker's copies carry the priority MultiKueue gave their Workloads).
+        kubectl("patch", "clusterqueue", f"cq-{self.id}", "--type", "merge", "-p",
+                json.dumps({"spec": {"preemption": {"withinClusterQueue": "LowerPriority"}}}), kubeconfig=self.m)
+        for name, value in ((f"low-{self.id}", 100), (f"high-{self.id}", 1000)):
+            apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                   "metadata": {"name": name}, "value": value}, kubeconfig=self.m)
+        grace = 3
+        watch = PodWatch(self.ns)  # the worker's pods
+        try:
+            low = queued(job("mlow", Chief=gpu_role(1, 1, 0, 8, grace=grace), Worker=gpu_role(4, 1, grace=grace)),
+                         "lq", f"low-{self.id}")
+            low["spec"]["managedBy"] = MULTIKUEUE
+            apply(low, self.ns, kubeconfig=self.m)
+            wait_until("the low job's copy to run", lambda: self.state("mlow") == "Running", timeout=90)
+            low_pods = [p["metadata"]["name"] for p in self.pods("mlow")]
+            high = queued(job("mhigh", Chief=gpu_role(1, 1, 0, 4), Worker=gpu_role(4, 1)), "lq", f"high-{self.id}")
+            high["spec"]["managedBy"] = MULTIKUEUE
+            apply(high, self.ns, kubeconfig=self.m)
+            wait_until("the low job's pods gone", lambda: all(n in watch.gone for n in low_pods), timeout=grace + 30)
+            wait_until("the high job's pods", lambda: "mhigh" in watch.first_seen, timeout=60)
+            self.assertLessEqual(max(watch.gone[n] for n in low_pods), watch.first_seen["mhigh"])
+            for name in ("mhigh", "mlow"):
+                wait_until(f"{name} to succeed in the manager", lambda: self.m_job(name).get("status", {}).get(
+                    "state") == "Succeeded", timeout=150)
+        finally:
+            watch.stop()
+        self.assertLessEqual(watch.max_gpus, 8)
+        preempted = self.wl_condition(self.m_workload("mlow"), "Requeued")
+        self.assertIsNotNone(preempted)
+        self.assertIn("QuotaReleased", [r for r, _ in self.m_events("mlow")])
+
     def test_a_tfjob_is_dispatched_through_kueues_own_tfjob_support(self):
         # MultiKueue's TFJob adapter is Kueue's built-in one (runPolicy.managedBy; the generic
         # adapter reads only spec.managedBy): in the worker, Kueue's kubeflow.org/tfjob
