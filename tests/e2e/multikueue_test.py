@@ -16,7 +16,7 @@ import yaml
 from control_plane import ControlPlane, flat_kubeconfig
 from crd_test import install_crd
 from kube import KUBECONFIG, ROOT, apply, get_json, kubectl, wait_until
-from kueue_fixtures import KueueCase, PodWatch, gpu_role, queued
+from kueue_fixtures import KueueCase, PodWatch, cluster_queue, flavor, gpu_role, queued
 from kueue_process import Kueue
 from lifecycle_test import job
 from operator_process import OperatorProcess
@@ -30,15 +30,16 @@ TFJOB_FRAMEWORK = "kubeflow.org/tfjob"
 MANAGER = WORKER_KUEUE = MANAGER_KUEUE = WORKER_OPERATOR = MANAGER_OPERATOR = None
 
 
-def worker_kubeconfig():
-    """The kubeconfig MultiKueue reaches the worker with: the ServiceAccount of
+def worker_kubeconfig(kubeconfig=KUBECONFIG):
+    """The kubeconfig MultiKueue reaches a worker with: the ServiceAccount of
     examples/kueue/multikueue-worker-rbac.yaml (its token, so only its rules), the worker's CA
     inline."""
-    if kubectl("get", "namespace", KUEUE_NS, check=False).returncode != 0:
-        kubectl("create", "namespace", KUEUE_NS)
-    kubectl("apply", "-f", WORKER_RBAC)
-    token = kubectl("create", "token", "multikueue", "-n", KUEUE_NS, "--duration", "2h").stdout.strip()
-    config = yaml.safe_load(flat_kubeconfig(KUBECONFIG))
+    if kubectl("get", "namespace", KUEUE_NS, check=False, kubeconfig=kubeconfig).returncode != 0:
+        kubectl("create", "namespace", KUEUE_NS, kubeconfig=kubeconfig)
+    kubectl("apply", "-f", WORKER_RBAC, kubeconfig=kubeconfig)
+    token = kubectl("create", "token", "multikueue", "-n", KUEUE_NS, "--duration", "2h",
+                    kubeconfig=kubeconfig).stdout.strip()
+    config = yaml.safe_load(flat_kubeconfig(kubeconfig))
     config["users"][0]["user"] = {"token": token}
     return yaml.safe_dump(config)
 
@@ -328,6 +329,61 @@ class MultiKueueTest(KueueCase):
         preempted = self.wl_condition(self.m_workload("mlow"), "Requeued")
         self.assertIsNotNone(preempted)
         self.assertIn("QuotaReleased", [r for r, _ in self.m_events("mlow")])
+
+    def test_a_job_offered_to_two_workers_runs_in_the_one_that_admits_it(self):
+        # A second worker: a control plane of its own (no node), its Kueue and operator, and a
+        # ClusterQueue with no GPU, so only the first worker admits. MultiKueue offers the
+        # Workload to both (a copy in each) and copies the job only to the worker that reserved
+        # quota; the other worker's Workload copy is removed, and its operator never sees a job.
+        w2 = ControlPlane("multikueue-worker-2").start()
+        kueue2 = op2 = None
+        try:
+            k2 = w2.kubeconfig
+            install_crds(k2)  # the TFJob CRD too: MultiKueue watches every kind the manager queues
+            kueue2 = Kueue("kueue-worker-2", kubeconfig=k2).install().start()
+            op2 = OperatorProcess("multikueue-worker-2-operator", "--kueue", kubeconfig=k2).start()
+            kubectl("create", "namespace", self.ns, kubeconfig=k2)
+            f2, cq2 = f"none-{self.id}", f"cq2-{self.id}"
+            apply(flavor(f2), kubeconfig=k2)
+            apply(cluster_queue(cq2, [f2], [0]), kubeconfig=k2)
+            apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq"},
+                   "spec": {"clusterQueue": cq2}}, self.ns, kubeconfig=k2)
+            second = f"worker2-{self.id}"
+            apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": second, "namespace": KUEUE_NS},
+                   "stringData": {"kubeconfig": worker_kubeconfig(k2)}}, kubeconfig=self.m)
+            apply({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster", "metadata": {"name": second},
+                   "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": second}}}},
+                  kubeconfig=self.m)
+            wait_until("the second worker to be active", lambda: any(
+                c["type"] == "Active" and c["status"] == "True" for c in get_json(
+                    "multikueuecluster", second, kubeconfig=self.m).get("status", {}).get("conditions", [])),
+                timeout=60)
+            kubectl("patch", "multikueueconfig", f"mk-{self.id}", "--type", "merge", "-p", json.dumps(
+                {"spec": {"clusters": [f"worker-{self.id}", second]}}), kubeconfig=self.m)
+
+            j = queued(job("mk2", Chief=gpu_role(1, 1, 0, 4), Worker=gpu_role(1, 1)), "lq")
+            j["spec"]["managedBy"] = MULTIKUEUE
+            apply(j, self.ns, kubeconfig=self.m)
+            wait_until("the manager's job to succeed", lambda: self.m_job("mk2").get("status", {}).get(
+                "state") == "Succeeded", timeout=120)
+            wl_name = self.m_workload("mk2")["metadata"]["name"]
+            self.assertEqual(self.m_workload("mk2")["status"].get("clusterName"), f"worker-{self.id}")
+            # The second worker's Kueue had the Workload's copy (its events say it could not fit
+            # it); the copy is gone, and no job, pod or event of the operator's was ever there.
+            events = get_json("events", "-n", self.ns, kubeconfig=k2)["items"]
+            self.assertIn(wl_name, [e["involvedObject"]["name"] for e in events
+                                    if e["involvedObject"]["kind"] == "Workload"])
+            self.assertNotIn("DistributedTraining", [e["involvedObject"]["kind"] for e in events])
+            wait_until("the second worker's Workload copy to be deleted", lambda: get_json(
+                "workloads.kueue.x-k8s.io", "-n", self.ns, kubeconfig=k2)["items"] == [], timeout=60)
+            self.assertEqual(get_json("distributedtrainings", "-n", self.ns, kubeconfig=k2)["items"], [])
+            self.assertEqual(get_json("pods", "-n", self.ns, kubeconfig=k2)["items"], [])
+        finally:
+            if op2:
+                self.assertEqual(op2.stop(), 0)
+            if kueue2:
+                kueue2.stop()
+            w2.stop()
 
     def test_a_tfjob_is_dispatched_through_kueues_own_tfjob_support(self):
         # MultiKueue's TFJob adapter is Kueue's built-in one (runPolicy.managedBy; the generic
