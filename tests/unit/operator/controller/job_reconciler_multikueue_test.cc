@@ -90,6 +90,17 @@ class MultiKueueManagerTest : public ::testing::Test {
     }
     return std::nullopt;
   }
+  // The manager's Kueue admitted the job's Workload once a worker's copy reserved quota.
+  json AdmitDispatched() {
+    json wl = h.client.Objects(kube::kWorkloads)[0];
+    wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
+                    {"clusterName", "worker-1"},
+                    {"conditions",
+                     {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}},
+                      {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
+    h.client.Put(kube::kWorkloads, wl);
+    return wl;
+  }
   Harness h{ManagedJob(), /*kueue=*/true};
 };
 
@@ -171,13 +182,7 @@ TEST_F(MultiKueueManagerTest, TheMirroredStatusWritesNothingAndMultiKueuesFinish
 // MultiKueue removes the worker's copy and the Workload is dispatched again.
 TEST_F(MultiKueueManagerTest, AnEvictedWorkloadGivesItsQuotaBackAtOnce) {
   ASSERT_TRUE(h.Pass().ok());
-  json wl = h.client.Objects(kube::kWorkloads)[0];
-  wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
-                  {"clusterName", "worker-1"},
-                  {"conditions",
-                   {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}},
-                    {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
-  h.client.Put(kube::kWorkloads, wl);
+  json wl = AdmitDispatched();
   // MultiKueue mirrors the worker's copy, running.
   json job = *h.client.Get(kube::kDistributedTrainings, "default", "dist");
   job["status"] = {
@@ -230,14 +235,7 @@ TEST_F(MultiKueueManagerTest, AnEvictedWorkloadGivesItsQuotaBackAtOnce) {
 // controllers do for the jobs MultiKueue dispatches), it is dispatched again as the job is now.
 TEST_F(MultiKueueManagerTest, AJobChangedAfterItsDispatchGetsANewWorkload) {
   ASSERT_TRUE(h.Pass().ok());
-  json wl = h.client.Objects(kube::kWorkloads)[0];
-  const std::string uid = wl["metadata"]["uid"];
-  wl["status"] = {{"admission", {{"clusterQueue", "cq"}, {"podSetAssignments", json::array()}}},
-                  {"clusterName", "worker-1"},
-                  {"conditions",
-                   {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"}},
-                    {{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"}}}}};
-  h.client.Put(kube::kWorkloads, wl);
+  const std::string uid = AdmitDispatched()["metadata"]["uid"];
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.events.Count("DeletedWorkload"), 0) << "the job as dispatched: kept";
   json job = *h.client.Get(kube::kDistributedTrainings, "default", "dist");
