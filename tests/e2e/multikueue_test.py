@@ -361,18 +361,23 @@ class MultiKueueTest(KueueCase):
             kubectl("patch", "multikueueconfig", f"mk-{self.id}", "--type", "merge", "-p", json.dumps(
                 {"spec": {"clusters": [f"worker-{self.id}", second]}}), kubeconfig=self.m)
 
+            # The first worker holds admission until the second has its copy (else the first
+            # may reserve before MultiKueue offers the Workload to the second).
+            cq1 = f"cq-{self.id}"
+            kubectl("patch", "clusterqueue", cq1, "--type", "merge", "-p", json.dumps({"spec": {"stopPolicy": "Hold"}}))
             j = queued(job("mk2", Chief=gpu_role(1, 1, 0, 4), Worker=gpu_role(1, 1)), "lq")
             j["spec"]["managedBy"] = MULTIKUEUE
             apply(j, self.ns, kubeconfig=self.m)
+            copy2 = wait_until("the second worker's Workload copy", lambda: get_json(
+                "workloads.kueue.x-k8s.io", "-n", self.ns, kubeconfig=k2)["items"], timeout=60)
+            kubectl("patch", "clusterqueue", cq1, "--type", "merge", "-p", json.dumps({"spec": {"stopPolicy": "None"}}))
             wait_until("the manager's job to succeed", lambda: self.m_job("mk2").get("status", {}).get(
                 "state") == "Succeeded", timeout=120)
-            wl_name = self.m_workload("mk2")["metadata"]["name"]
-            self.assertEqual(self.m_workload("mk2")["status"].get("clusterName"), f"worker-{self.id}")
-            # The second worker's Kueue had the Workload's copy (its events say it could not fit
-            # it); the copy is gone, and no job, pod or event of the operator's was ever there.
+            m_wl = self.m_workload("mk2")
+            self.assertEqual(copy2[0]["metadata"]["name"], m_wl["metadata"]["name"])
+            self.assertEqual(m_wl["status"].get("clusterName"), f"worker-{self.id}")
+            # The second worker's copy is gone, and no job, pod or operator event was ever there.
             events = get_json("events", "-n", self.ns, kubeconfig=k2)["items"]
-            self.assertIn(wl_name, [e["involvedObject"]["name"] for e in events
-                                    if e["involvedObject"]["kind"] == "Workload"])
             self.assertNotIn("DistributedTraining", [e["involvedObject"]["kind"] for e in events])
             wait_until("the second worker's Workload copy to be deleted", lambda: get_json(
                 "workloads.kueue.x-k8s.io", "-n", self.ns, kubeconfig=k2)["items"] == [], timeout=60)
