@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_members.h"
 #include "common/log.h"
 #include "operator/api/codec.h"
 #include "operator/api/defaults.h"
@@ -389,20 +390,30 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
   p.status.state = CurrentState(p.status);
   if (p.status == p.original) return absl::OkStatus();
   json status = deps_.api->encode_status(p.status, p.job.spec);
+  const json before = deps_.api->encode_status(p.original, p.job.spec);
   // What the API would store is unchanged (a front that keeps less than the engine knows).
-  if (status == deps_.api->encode_status(p.original, p.job.spec)) return absl::OkStatus();
+  if (status == before) return absl::OkStatus();
   if (deps_.api->write_time_field != nullptr)
     status[deps_.api->write_time_field] = api::FormatKubeTime(deps_.clock->Now());
   for (const char* field : {"startTime", "completionTime"}) {
     if (!status.contains(field)) status[field] = nullptr;  // merge patch: remove
   }
-  // Likewise a setAside list that emptied (its role's key is the same in every front).
-  for (const auto& [type, rs] : p.original.replica_statuses) {
-    if (rs.set_aside.empty() || !status.contains("replicaStatuses")) continue;
+  // Likewise what the encoding leaves out once empty or zero in a role (a setAside list that
+  // emptied; succeededIndexes and pastRestarts of a copy MultiKueue mirrored, then evicted), and
+  // a role no longer there.
+  const json& before_roles = ObjectMember(before, "replicaStatuses");
+  if (!before_roles.empty() && status.contains("replicaStatuses")) {
     json& roles = status["replicaStatuses"];
-    auto role = roles.find(std::string(api::ReplicaTypeKey(type)));
-    if (role != roles.end() && role->is_object() && !role->contains("setAside")) {
-      (*role)["setAside"] = nullptr;
+    for (const auto& [key, old_role] : before_roles.items()) {
+      auto role = roles.find(key);
+      if (role == roles.end()) {
+        roles[key] = nullptr;
+        continue;
+      }
+      if (!role->is_object() || !old_role.is_object()) continue;
+      for (const auto& [field, value] : old_role.items()) {
+        if (!role->contains(field)) (*role)[field] = nullptr;
+      }
     }
   }
   const std::string ns = p.object->value("/metadata/namespace"_json_pointer, "");

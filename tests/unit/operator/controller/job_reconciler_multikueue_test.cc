@@ -188,7 +188,9 @@ TEST_F(MultiKueueManagerTest, AnEvictedWorkloadGivesItsQuotaBackAtOnce) {
   job["status"] = {
       {"state", "Running"},
       {"conditions", {{{"type", "Running"}, {"status", "True"}, {"reason", "AllRunning"}}}},
-      {"replicaStatuses", {{"Worker", {{"active", 2}, {"progress", "2/2"}}}}}};
+      {"replicaStatuses",
+       {{"Worker",
+         {{"active", 1}, {"progress", "1/2"}, {"succeededIndexes", {0}}, {"pastRestarts", 1}}}}}};
   h.client.Put(kube::kDistributedTrainings, job);
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.Requests("patch", "workloads"), 0) << "admitted: nothing of this operator's";
@@ -221,6 +223,12 @@ TEST_F(MultiKueueManagerTest, AnEvictedWorkloadGivesItsQuotaBackAtOnce) {
     const api::ReplicaStatus& workers = status.replica_statuses.at(api::ReplicaType::kWorker);
     EXPECT_EQ(workers.active, 0);
     EXPECT_EQ(workers.progress, "0/2");
+    EXPECT_EQ(workers.succeeded, 0);
+    EXPECT_EQ(workers.restarts, 0);
+    // The copy's fields the encoding leaves out once empty are removed, not left behind.
+    const json stored = (*h.client.Get(kube::kDistributedTrainings, "default", "dist"))["status"];
+    EXPECT_FALSE(stored["replicaStatuses"]["Worker"].contains("succeededIndexes")) << stored.dump();
+    EXPECT_FALSE(stored["replicaStatuses"]["Worker"].contains("pastRestarts")) << stored.dump();
   }
   EXPECT_EQ(h.events.Count("Evicted"), 1);
   EXPECT_TRUE(h.PodNames().empty());
