@@ -4,6 +4,8 @@
 #ifndef DISTTRAIN_COMMON_JSON_MEMBERS_H_
 #define DISTTRAIN_COMMON_JSON_MEMBERS_H_
 
+#include <string_view>
+
 #include "nlohmann/json.hpp"
 
 namespace disttrain {
@@ -22,6 +24,15 @@ inline const nlohmann::json& ArrayMember(const nlohmann::json& object, const cha
   if (!object.is_object()) return *kEmpty;
   auto it = object.find(name);
   return it != object.end() && it->is_array() ? *it : *kEmpty;
+}
+
+// object[name] when `object` is an object and that member is a string, else empty: a view into
+// `object`, valid while it lives and is not changed.
+inline std::string_view StringMember(const nlohmann::json& object, const char* name) {
+  if (!object.is_object()) return {};
+  auto it = object.find(name);
+  return it != object.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                               : std::string_view();
 }
 
 }  // namespace disttrain

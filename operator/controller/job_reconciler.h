@@ -25,6 +25,7 @@
 #include "operator/kube/kube_client.h"
 #include "operator/policy/build_options.h"
 #include "operator/policy/pod_state.h"
+#include "operator/queueing/admission.h"
 #include "operator/runtime/controller.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/store.h"
@@ -128,6 +129,11 @@ class JobReconciler : public runtime::Reconciler {
   // The Workload Kueue would admit for the job as it is now (every pod built to count it);
   // false when the job cannot be built (it is then failed as invalid).
   bool BuildWantedWorkload(Pass& p, std::optional<nlohmann::json>* wanted);
+  // Whether the job's Workload still stands for the job as it is now: built from this
+  // generation, queue and priority class, or with the same PodSets (all of it while no quota is
+  // reserved). A Workload that does not is replaced, as Kueue's job controllers do. nullopt: the
+  // Workload the job wants cannot be built (the job is failed for it).
+  std::optional<bool> WorkloadStandsForJob(Pass& p, const queueing::WorkloadState& st);
   // MultiKueue (job_reconciler_multikueue.cc). The manager cluster: a job with spec.managedBy
   // kueue.x-k8s.io/multikueue and the queue label gets its Workload, which MultiKueue needs to
   // dispatch it (for a kind Kueue does not compile in, the job's controller makes it: Kueue's KEP

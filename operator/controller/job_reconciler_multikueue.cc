@@ -30,18 +30,13 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileForMultiKueue(P
   // worker's copy with the old Workload and dispatches the job as it is now with the new one
   // (its adapter never updates a copy, so a kept Workload would leave the worker running the
   // old spec).
-  if (p.queued && p.workload != nullptr && !queueing::BuiltFrom(*p.workload, p.job)) {
+  if (p.queued && p.workload != nullptr) {
     const queueing::WorkloadState st = queueing::ReadWorkload(*p.workload);
-    std::optional<json> wanted;
-    if (!st.finished && BuildWantedWorkload(p, &wanted)) {
-      const bool same = st.quota_reserved ? queueing::SamePodSets(*p.workload, *wanted)
-                                          : queueing::Matches(*p.workload, *wanted);
-      if (!same) {
-        DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
-        p.workload = nullptr;
-        p.replacing_workload = true;  // the next Workload once this one is gone
-        p.Requeue(absl::Seconds(1));
-      }
+    if (!st.finished && WorkloadStandsForJob(p, st) == false) {
+      DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
+      p.workload = nullptr;
+      p.replacing_workload = true;  // the next Workload once this one is gone
+      p.Requeue(absl::Seconds(1));
     }
   }
   bool created = false;

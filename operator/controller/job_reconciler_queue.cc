@@ -137,6 +137,14 @@ bool JobReconciler::BuildWantedWorkload(Pass& p, std::optional<json>* wanted) {
   return true;
 }
 
+std::optional<bool> JobReconciler::WorkloadStandsForJob(Pass& p, const WorkloadState& st) {
+  if (queueing::BuiltFrom(*p.workload, p.job)) return true;
+  std::optional<json> wanted;
+  if (!BuildWantedWorkload(p, &wanted)) return std::nullopt;
+  return st.quota_reserved ? queueing::SamePodSets(*p.workload, *wanted)
+                           : queueing::Matches(*p.workload, *wanted);
+}
+
 bool JobReconciler::Admitted(Pass& p) {
   if (!p.queued) return true;
   const std::string queue = queueing::QueueName(p.job);
@@ -161,9 +169,8 @@ bool JobReconciler::Admitted(Pass& p) {
       p.created_workload = true;
       // Quiet: this pass's status write waits for Kueue's answer (FirstWriteWaits), and so
       // does the news; a job still waiting then says so with that write.
-      Hold(p, "WaitingForAdmission",
-           absl::StrCat("waiting for Kueue to admit Workload ", name, " from LocalQueue ", queue),
-           /*quiet=*/true);
+      const queueing::Waiting why = queueing::WhyWaiting({}, name, queue);
+      Hold(p, why.reason, why.message, /*quiet=*/true);
     }
     return false;
   }
@@ -173,12 +180,9 @@ bool JobReconciler::Admitted(Pass& p) {
            absl::StrCat("Kueue finished Workload ", name, " before the job ended"));
     return false;
   }
-  bool same = queueing::BuiltFrom(*p.workload, p.job);
-  if (!same) {
-    if (!build_wanted()) return false;
-    same = st.quota_reserved ? queueing::SamePodSets(*p.workload, *wanted)
-                             : queueing::Matches(*p.workload, *wanted);
-  }
+  const std::optional<bool> stands = WorkloadStandsForJob(p, st);
+  if (!stands) return false;
+  const bool same = *stands;
   if (!same && p.prebuilt) {  // MultiKueue's: never replaced here, as Kueue's own controllers do
     Finish(p, false, "WorkloadOutOfSync",
            absl::StrCat("the job changed since it adopted the prebuilt Workload ", name));

@@ -84,13 +84,9 @@ absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& worklo
                                                               const FlavorLookup& flavor) {
   std::map<std::string, PodSetInfo> out;
   // In place, nothing copied: this runs in every pass of an admitted job.
-  auto text = [](const json& object, const char* name) {
-    auto it = object.find(name);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
   const json& admission = ObjectMember(ObjectMember(workload, "status"), "admission");
-  const std::string queue = text(ObjectMember(workload, "spec"), "queueName");
-  const std::string cluster_queue = text(admission, "clusterQueue");
+  const std::string queue(StringMember(ObjectMember(workload, "spec"), "queueName"));
+  const std::string cluster_queue(StringMember(admission, "clusterQueue"));
   for (const json& a : ArrayMember(admission, "podSetAssignments")) {
     if (!a.is_object()) continue;
     const std::string name = a.value("name", "");

@@ -160,26 +160,20 @@ bool DecisionChanged(const json& old_workload, const json& new_workload) {
     auto it = object.find(name);
     return it == object.end() ? kNull : *it;
   };
-  auto text = [](const json& object, const char* name) -> std::string_view {
-    auto it = object.find(name);
-    return it != object.end() && it->is_string()
-               ? std::string_view(it->get_ref<const std::string&>())
-               : std::string_view();
-  };
   // The conditions that tell Kueue's decision: (type, status, reason, message), sorted by type.
   using Condition = std::array<std::string_view, 4>;
-  auto conditions = [&text](const json& status) {
+  auto conditions = [](const json& status) {
     const bool dispatched = status.contains("clusterName");  // by MultiKueue
     std::vector<Condition> out;
     for (const json& c : ArrayMember(status, "conditions")) {
-      const std::string_view type = text(c, "type"), reason = text(c, "reason");
+      const std::string_view type = StringMember(c, "type"), reason = StringMember(c, "reason");
       if (type == "PodsReady") continue;
       // The job side's end, as JobSideStatusPatch writes it: the pass that wrote it also
       // removed the finalizer.
       if (type == "Finished" && !dispatched && (reason == "Succeeded" || reason == "Failed")) {
         continue;
       }
-      out.push_back({type, text(c, "status"), reason, text(c, "message")});
+      out.push_back({type, StringMember(c, "status"), reason, StringMember(c, "message")});
     }
     // Unique by type (a list-map in Kueue's CRD): sorted, two lists compare as maps would.
     std::sort(out.begin(), out.end());
