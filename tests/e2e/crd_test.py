@@ -11,7 +11,7 @@ import os
 import subprocess
 import unittest
 
-from kube import BIN, ROOT, Namespace, apply, get_json, kubectl, wait_until
+from kube import BIN, ROOT, Namespace, apply, get_json, kubectl, wait_established
 
 CRD = os.path.join(ROOT, "crds", "disttrain.io_distributedtrainings.yaml")
 
@@ -39,8 +39,7 @@ def render(manifest, *args):
 
 def install_crd(kubeconfig=None):
     kubectl("apply", "-f", CRD, kubeconfig=kubeconfig)
-    kubectl("wait", "--for=condition=Established", "crd/distributedtrainings.disttrain.io",
-            "--timeout=60s", kubeconfig=kubeconfig)
+    wait_established("crd/distributedtrainings.disttrain.io", kubeconfig)
 
 
 class CrdTest(unittest.TestCase):

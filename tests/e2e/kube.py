@@ -67,6 +67,15 @@ def wait_until(what, predicate, timeout=60.0, interval=0.2):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; last seen: {last!r}")
 
 
+def wait_established(crd, kubeconfig=None, timeout=60):
+    """Waits for a CRD just applied to be Established. `kubectl wait` fails at once, instead of
+    waiting, while the CRD has no status.conditions yet (seen on a fresh control plane under
+    load), so each try is short and a failed one is repeated."""
+    wait_until(f"{crd} to be established", lambda: kubectl(
+        "wait", "--for=condition=Established", crd, "--timeout=5s", check=False,
+        kubeconfig=kubeconfig).returncode == 0, timeout=timeout)
+
+
 class Namespace:
     """A fresh namespace per test class, deleted afterwards (with everything in it)."""
 

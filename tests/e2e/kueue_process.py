@@ -20,7 +20,7 @@ import ssl
 
 import yaml
 
-from kube import KUBECONFIG, ROOT, apply, kubectl, wait_until
+from kube import KUBECONFIG, ROOT, apply, kubectl, wait_established, wait_until
 
 KUEUE_DIR = os.path.join(ROOT, "build", "tools", "kueue")
 LOG_DIR = os.path.join(ROOT, "build", "e2e-logs")
@@ -103,8 +103,7 @@ class Kueue:
                 input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds}), timeout=120,
                 kubeconfig=self.kubeconfig)
         for crd in crds:
-            kubectl("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=60s",
-                    kubeconfig=self.kubeconfig)
+            wait_established(f"crd/{crd['metadata']['name']}", self.kubeconfig)
         configs = []
         with open(os.path.join(KUEUE_DIR, "webhook-manifests.yaml")) as fh:
             for doc in yaml.safe_load_all(fh):

@@ -15,7 +15,7 @@ import yaml
 
 from control_plane import ControlPlane, flat_kubeconfig
 from crd_test import install_crd
-from kube import KUBECONFIG, ROOT, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, ROOT, apply, get_json, kubectl, wait_established, wait_until
 from kueue_fixtures import KueueCase, PodWatch, cluster_queue, flavor, gpu_role, queued
 from kueue_process import Kueue
 from lifecycle_test import job
@@ -47,8 +47,7 @@ def worker_kubeconfig(kubeconfig=KUBECONFIG):
 def install_crds(kubeconfig=None):
     install_crd(kubeconfig)
     kubectl("apply", "--server-side", "--force-conflicts", "-f", TFJOB_CRD, kubeconfig=kubeconfig)
-    kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org", "--timeout=30s",
-            kubeconfig=kubeconfig)
+    wait_established("crd/tfjobs.kubeflow.org", kubeconfig)
 
 
 def setUpModule():

@@ -30,7 +30,7 @@ from kubernetes import client as k8s
 
 import realnode
 from crd_test import install_crd
-from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_established, wait_until
 from lifecycle_test import role
 from operator_process import OperatorProcess
 from peer_process import Peer, build_peer
@@ -41,9 +41,7 @@ LABEL = "training.kubeflow.org/"
 
 def use_our_crd():
     kubectl("apply", "--server-side", "--force-conflicts", "-f", OUR_CRD)
-    wait_until("the TFJob CRD to be established",
-               lambda: kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org",
-                               "--timeout=5s", check=False).returncode == 0, timeout=30)
+    wait_established("crd/tfjobs.kubeflow.org", timeout=30)
 
 
 def shared_dir():

@@ -18,7 +18,7 @@ from kubeflow.training.utils.utils import FakeResponse
 from kubernetes import client as k8s
 
 from crd_test import install_crd
-from kube import KUBECONFIG, ROOT, TOOLS, Namespace, get_json, kubectl, wait_until
+from kube import KUBECONFIG, ROOT, TOOLS, Namespace, get_json, kubectl, wait_established, wait_until
 from plugin_test import dtr
 from lifecycle_test import role
 from operator_process import OperatorProcess
@@ -31,9 +31,7 @@ def setUpModule():
     global OPERATOR
     install_crd()  # the operator serves DistributedTrainings too: its readiness waits for their cache
     kubectl("apply", "--server-side", "--force-conflicts", "-f", TFJOB_CRD)
-    wait_until("the TFJob CRD to be established",
-               lambda: kubectl("wait", "--for=condition=Established", "crd/tfjobs.kubeflow.org",
-                               "--timeout=5s", check=False).returncode == 0, timeout=30)
+    wait_established("crd/tfjobs.kubeflow.org", timeout=30)
     OPERATOR = OperatorProcess("tfjob", "--tfjob", "--workers", "4").start()
 
 
