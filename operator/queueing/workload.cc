@@ -224,9 +224,20 @@ std::string PodSetsDiffer(const json& prebuilt, const json& wanted) {
 
 absl::StatusOr<json> AdoptPatch(const json& prebuilt, const json& wanted) {
   const json& ours = wanted["metadata"]["ownerReferences"][0];
+  // An earlier object of the job's group, kind and name: a copy MultiKueue deleted and made again
+  // while its Workload stayed. Replaced, as Kueue's own controllers do (SetControllerReference).
+  auto group = [](const json& ref) {
+    const std::string api_version = ref.value("apiVersion", "");
+    const size_t slash = api_version.find('/');
+    return slash == std::string::npos ? std::string() : api_version.substr(0, slash);
+  };
+  auto same_object = [&](const json& ref) {
+    return group(ref) == group(ours) && StringMember(ref, "kind") == StringMember(ours, "kind") &&
+           StringMember(ref, "name") == StringMember(ours, "name");
+  };
   json owners = json::array();
   for (const json& o : prebuilt.value("/metadata/ownerReferences"_json_pointer, json::array())) {
-    if (o.value("uid", "") == ours.value("uid", "")) continue;
+    if (o.value("uid", "") == ours.value("uid", "") || same_object(o)) continue;
     if (o.value("controller", false)) {
       return absl::FailedPreconditionError(
           absl::StrCat("Workload ", prebuilt.value("/metadata/name"_json_pointer, std::string()),

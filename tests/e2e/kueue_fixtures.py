@@ -68,6 +68,7 @@ class PodWatch:
         self.gone = {}        # pod name -> monotonic time it was deleted
         self.gone_wall = {}   # pod name -> wall-clock time it was deleted
         self.seen = set()     # every pod name seen
+        self.uids = {}        # pod name -> every UID seen under that name (a pod made again)
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(
             [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods", "-n", ns, "-w",
@@ -97,6 +98,7 @@ class PodWatch:
         with self.lock:
             self.first_seen.setdefault(job, time.monotonic())
             self.seen.add(name)
+            self.uids.setdefault(name, set()).add(pod["metadata"]["uid"])
             if event["type"] == "DELETED":
                 self.live.pop(name, None)
                 self.gone[name] = time.monotonic()

@@ -195,5 +195,29 @@ TEST(PrebuiltWorkloadTest, AdoptionMakesTheJobItsControllerAndKeepsOtherOwners) 
   EXPECT_FALSE(AdoptPatch(prebuilt, wanted).ok()) << "another controller's Workload is not taken";
 }
 
+// MultiKueue can delete a worker's copy of a job and make it again while the copy's Workload
+// stays (its removal failed and the manager's Workload got quota again first): the Workload
+// still names the deleted copy, same kind and name, another UID. Kueue's own job controllers
+// take it over (controllerutil.SetControllerReference matches owners by group, kind and name).
+TEST(PrebuiltWorkloadTest, AdoptionTakesOverFromAnEarlierCopyOfTheSameJob) {
+  const json wanted = BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, {});
+  json earlier = wanted["metadata"]["ownerReferences"][0];
+  earlier["uid"] = "earlier-copy-uid";
+  json prebuilt = {{"metadata", {{"name", "pre"}, {"ownerReferences", {earlier}}}},
+                   {"spec", wanted["spec"]}};
+  absl::StatusOr<json> patch = AdoptPatch(prebuilt, wanted);
+  ASSERT_TRUE(patch.ok()) << patch.status();
+  const json& owners = (*patch)["metadata"]["ownerReferences"];
+  ASSERT_EQ(owners.size(), 1u) << owners.dump();
+  EXPECT_EQ(owners[0]["uid"], "job-uid");
+
+  for (const char* other : {"name", "kind", "apiVersion"}) {
+    json stranger = earlier;
+    stranger[other] = std::string(other) == "apiVersion" ? "other.io/v1" : "other";
+    prebuilt["metadata"]["ownerReferences"] = {stranger};
+    EXPECT_FALSE(AdoptPatch(prebuilt, wanted).ok()) << "a controller of another " << other;
+  }
+}
+
 }  // namespace
 }  // namespace disttrain::queueing
