@@ -11,12 +11,19 @@ Reports medians over the runs:
 - API writes per job (POST/PATCH/PUT/DELETE from the operator's rest_client_requests_total) with
   and without Kueue, and their difference;
 - reconcile passes per job (controller_runtime_reconcile_total), with and without Kueue;
-- the operator's CPU seconds and peak RSS per job, with and without Kueue.
+- the operator's CPU seconds and peak RSS per job, with and without Kueue;
+- what the rest of the machine spent meanwhile, per job: Kueue's CPU and the API server's and
+  etcd's, with and without Kueue (Kueue runs in both: the plain run's jobs carry no queue label).
+
+KUEUE_BENCH_BURN=F (0 < F <= 1) runs a busy loop on F of one core during the runs without Kueue,
+to see how much of the operator's CPU per job depends on how busy the two cores are
+(docs/notes/kueue.md).
 
 Usage: python3 bench/kueue_bench.py [JOBS] [RUNS] [EVICTED]   (defaults 100 3 20)
 Prints one JSON line per run and a summary line.
 """
 import json
+import multiprocessing
 import os
 import re
 import statistics
@@ -28,7 +35,7 @@ from crd_test import install_crd  # noqa: E402
 from kube import Namespace, apply, get_json, kubectl, wait_until  # noqa: E402
 from kueue_process import Kueue  # noqa: E402
 from operator_process import OperatorProcess  # noqa: E402
-from scale_harness import PodWatcher, job_manifest, percentile, proc_usage  # noqa: E402
+from scale_harness import PodWatcher, job_manifest, percentile, proc_usage, server_cpu  # noqa: E402
 
 WRITES = ("POST", "PATCH", "PUT", "DELETE")
 # The bench's Kueue leaves waitForPodsReady off, as Kueue's default configuration does, so the
@@ -51,6 +58,15 @@ class WorkloadWatcher(PodWatcher):
                 self.admitted.setdefault(job, now)
             if c["type"] == "Evicted" and c["status"] == "True":
                 self.evicted.setdefault(job, now)
+
+
+def burn(fraction):
+    """Keeps `fraction` of one core busy (10 ms periods) until killed."""
+    while True:
+        end = time.monotonic() + 0.01 * fraction
+        while time.monotonic() < end:
+            pass
+        time.sleep(0.01 * (1 - fraction))
 
 
 def writes(operator):
@@ -84,8 +100,10 @@ def delete_namespace(ns):
         "get", "namespace", ns, check=False).returncode != 0, timeout=300)
 
 
-def run(jobs, kueue, tag, chief_seconds=15):
+def run(jobs, kueue, tag, kueue_pid, chief_seconds=15):
     install_crd()
+    burn_fraction = float(os.environ.get("KUEUE_BENCH_BURN", "0")) if not kueue else 0
+    burner = None
     with Namespace("kbench") as ns:
         # --namespace: the jobs of earlier runs' namespaces, still being deleted, are not this run's.
         operator = OperatorProcess(f"kbench-{tag}", "--workers", "8", "--namespace", ns,
@@ -98,7 +116,11 @@ def run(jobs, kueue, tag, chief_seconds=15):
         pods = PodWatcher(ns)
         wls = WorkloadWatcher(ns) if kueue else None
         try:
+            if burn_fraction > 0:
+                burner = multiprocessing.Process(target=burn, args=(min(burn_fraction, 1.0),), daemon=True)
+                burner.start()
             cpu0, _ = proc_usage(operator.proc.pid)
+            kueue_cpu0, server_cpu0 = proc_usage(kueue_pid)[0], server_cpu()
             w0, n0 = writes(operator), passes(operator)
             items = [job_manifest(f"job-{i:03d}", chief_seconds + i * 0.3) for i in range(jobs)]
             for j in items:  # the simulated evaluator never exits: deleted with the others at once
@@ -123,12 +145,17 @@ def run(jobs, kueue, tag, chief_seconds=15):
                     "pods", "-n", ns, "-l", "disttrain.io/replica-type!=chief")["items"], timeout=120)
             time.sleep(1)  # the last passes' writes land in the counter
             cpu1, rss = proc_usage(operator.proc.pid)
+            kueue_cpu1, server_cpu1 = proc_usage(kueue_pid)[0], server_cpu()
             w1, n1 = writes(operator), passes(operator)
             result = {"kueue": kueue, "jobs": jobs, "create_all_pods_s": round(created_s, 2),
                       "writes_per_job": round((w1 - w0) / jobs, 2),
                       "passes_per_job": round((n1 - n0) / jobs, 2),
                       "operator_cpu_ms_per_job": round((cpu1 - cpu0) * 1000 / jobs, 1),
-                      "operator_peak_rss_mb": round(rss, 1)}
+                      "operator_peak_rss_mb": round(rss, 1),
+                      "kueue_cpu_ms_per_job": round((kueue_cpu1 - kueue_cpu0) * 1000 / jobs, 1),
+                      "apiserver_etcd_cpu_ms_per_job": round((server_cpu1 - server_cpu0) * 1000 / jobs, 1)}
+            if burner:
+                result["burn"] = burn_fraction
             if kueue:
                 lat = []
                 for i in range(jobs):
@@ -138,6 +165,8 @@ def run(jobs, kueue, tag, chief_seconds=15):
                 result["admission_to_pods_ms_p50"] = round(percentile(lat, 50), 1)
                 result["admission_to_pods_ms_p99"] = round(percentile(lat, 99), 1)
         finally:
+            if burner:
+                burner.kill()
             pods.stop()
             if wls:
                 wls.stop()
@@ -193,7 +222,7 @@ def main():
     try:
         for r in range(runs):
             for with_kueue in (False, True):
-                res = run(jobs, with_kueue, f"{r}{int(with_kueue)}-{os.getpid()}")
+                res = run(jobs, with_kueue, f"{r}{int(with_kueue)}-{os.getpid()}", kueue.proc.pid)
                 print(json.dumps(res), flush=True)
                 results[with_kueue].append(res)
         ev = [evict(evicted, f"ev{r}-{os.getpid()}") for r in range(runs)]
@@ -215,6 +244,9 @@ def main():
         "extra_writes_per_job": round(med(k, "writes_per_job") - med(p, "writes_per_job"), 2),
         "cpu_ms_per_job_kueue": med(k, "operator_cpu_ms_per_job"), "cpu_ms_per_job_plain": med(p, "operator_cpu_ms_per_job"),
         "cpu_ratio": round(med(k, "operator_cpu_ms_per_job") / med(p, "operator_cpu_ms_per_job"), 3),
+        "kueue_cpu_ms_per_job_kueue": med(k, "kueue_cpu_ms_per_job"), "kueue_cpu_ms_per_job_plain": med(p, "kueue_cpu_ms_per_job"),
+        "apiserver_etcd_cpu_ms_per_job_kueue": med(k, "apiserver_etcd_cpu_ms_per_job"),
+        "apiserver_etcd_cpu_ms_per_job_plain": med(p, "apiserver_etcd_cpu_ms_per_job"),
         "rss_mb_kueue": med(k, "operator_peak_rss_mb"), "rss_mb_plain": med(p, "operator_peak_rss_mb"),
         "rss_ratio": round(med(k, "operator_peak_rss_mb") / med(p, "operator_peak_rss_mb"), 3),
         "create_all_pods_s_kueue": med(k, "create_all_pods_s"), "create_all_pods_s_plain": med(p, "create_all_pods_s"),

@@ -159,6 +159,12 @@ def proc_usage(pid):
     return cpu, int(hwm) / 1024
 
 
+def server_cpu():
+    """CPU seconds kube-apiserver and etcd have used so far: the load a client puts on them."""
+    pids = subprocess.run(["pgrep", "-x", "kube-apiserver|etcd"], capture_output=True, text=True).stdout.split()
+    return sum(proc_usage(int(p))[0] for p in pids)
+
+
 def percentile(values, q):
     values = sorted(values)
     k = max(0, min(len(values) - 1, int(round(q / 100 * (len(values) - 1)))))
