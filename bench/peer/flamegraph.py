@@ -8,6 +8,7 @@ import argparse
 import collections
 import hashlib
 import html
+import os
 import re
 import sys
 
@@ -101,6 +102,15 @@ def render(stacks, title):
     draw(tree, 10.0, 0)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def write(lines, svg_path, title):
+    """The flame graph of `perf script` lines into svg_path, and summary() beside it (.txt)."""
+    stacks = fold(lines)
+    with open(svg_path, "w") as f:
+        f.write(render(stacks, title))
+    with open(os.path.splitext(svg_path)[0] + ".txt", "w") as f:
+        f.write(summary(stacks))
 
 
 def main():

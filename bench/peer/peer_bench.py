@@ -49,7 +49,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "e2e"))
 from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until  # noqa: E402
 from crd_test import install_crd  # noqa: E402
 from peer_process import Peer  # noqa: E402
-from scale_harness import PodWatcher, current_rss_mb, job_manifest, percentile, proc_usage  # noqa: E402
+import flamegraph  # noqa: E402
+import scale_report  # noqa: E402
+from scale_harness import (PodWatcher, current_rss_mb, job_manifest, percentile, proc_usage,  # noqa: E402
+                           server_cpu)
 
 CHIEF_SECONDS, SPREAD_SECONDS = 15, 0.3
 
@@ -143,12 +146,6 @@ def single_chief_manifest(name, chief_seconds):
     return job
 
 
-def server_cpu():
-    """CPU seconds the kube-apiserver and etcd have used so far: the load each operator puts on them."""
-    pids = subprocess.run(["pgrep", "-x", "kube-apiserver|etcd"], capture_output=True, text=True).stdout.split()
-    return sum(proc_usage(int(p))[0] for p in pids)
-
-
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
 
 
@@ -217,8 +214,10 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
                 submit(items, ns)
                 applied = time.monotonic() - start
             wait_until("every pod to exist", lambda: len(watcher.added) >= pods_per_job * jobs, timeout=timeout)
-            # What the creation phase cost the API server, and which requests the operator made in it.
+            # What the creation phase cost the API server and the operator (its CPU since its start,
+            # as the bare client's covers its whole process), and which requests it made in it.
             server_created = server_cpu() - server0
+            cpu_created, _ = proc_usage(pid)
             requests_created = operator.requests() if hasattr(operator, "requests") else None
             # With preloaded jobs, from the first pod to the last (as the bare client's time).
             created = max(watcher.added.values()) - (min(watcher.added.values()) if preload else start)
@@ -256,7 +255,7 @@ def run_operator(name, operator, kind, manifest, selector, jobs, timeout=900, pr
             "all_running_s": round(running, 2), "never_ran": len(set(watcher.added) - set(watcher.running)), "all_succeeded_s": round(succeeded, 2),
             "ps_teardown_ms_p50": round(percentile(latencies, 50), 1) if latencies else None,
             "ps_teardown_ms_p99": round(percentile(latencies, 99), 1) if latencies else None,
-            "cpu_s": round(cpu1 - cpu0, 2), "peak_rss_mb": round(peak, 1), "idle_rss_mb": round(idle, 1),
+            "cpu_s": round(cpu1 - cpu0, 2), "cpu_creating_s": round(cpu_created, 2), "peak_rss_mb": round(peak, 1), "idle_rss_mb": round(idle, 1),
             **writes,
             **({"api_requests": requests} if requests is not None else {}),
             **({"api_requests_creating": requests_created} if requests_created is not None else {})}
@@ -298,7 +297,7 @@ def run_bare(bare_client, jobs, threads=16, same=False, spread=SPREAD_SECONDS):
 
 COLUMNS = [("jobs_applied_s", "jobs applied (s)"), ("all_pods_exist_s", "pods exist (s)"), ("all_running_s", "all Running (s)"),
            ("all_succeeded_s", "all Succeeded (s)"), ("ps_teardown_ms_p50", "PS teardown p50 (ms)"),
-           ("ps_teardown_ms_p99", "PS teardown p99 (ms)"), ("cpu_s", "CPU (s)"), ("apiserver_cpu_s", "API server + etcd CPU (s)"), ("peak_rss_mb", "peak RSS (MB)"),
+           ("ps_teardown_ms_p99", "PS teardown p99 (ms)"), ("cpu_s", "CPU (s)"), ("cpu_creating_s", "CPU until every pod exists (s)"), ("apiserver_cpu_s", "API server + etcd CPU (s)"), ("peak_rss_mb", "peak RSS (MB)"),
            ("idle_rss_mb", "idle RSS (MB)")]
 
 
@@ -319,6 +318,9 @@ def table(results, jobs, runs):
     if ours and bare:
         notes.append(f"disttrain creates every pod in {ours['all_pods_exist_s'] / bare['all_pods_exist_s']:.2f}x "
                      f"the bare client's time ({base_name})")
+        if "cpu_creating_s" in ours and bare.get("cpu_s"):
+            notes.append(f"disttrain's CPU from its start to every pod existing: "
+                         f"{ours['cpu_creating_s'] / bare['cpu_s']:.2f}x the bare client's own CPU ({base_name})")
     if med.get("disttrain-apf") and bare:
         notes.append(f"disttrain-apf (no client-side limit) creates every pod in "
                      f"{med['disttrain-apf']['all_pods_exist_s'] / bare['all_pods_exist_s']:.2f}x the bare client's time")
@@ -385,27 +387,7 @@ def scale(a, folder, matched):
             b["scale"] = label
             print(json.dumps(b), flush=True)
             rows.append(b)
-    print("| run | contender | jobs | pods exist s | all succeeded s | PS teardown p50 / p99 ms | CPU s (ms per job) | "
-          "API server + etcd CPU ms per job | peak RSS MB (per 1,000 jobs) | writes per job | status writes per job | "
-          "events per job |")
-    print("|---" * 12 + "|")
-    for r in rows:
-        teardown = "-" if r.get("ps_teardown_ms_p99") is None else \
-            f"{r['ps_teardown_ms_p50']:g} / {r['ps_teardown_ms_p99']:g}"
-        rss = f"{r['peak_rss_mb']:g} ({r.get('peak_rss_mb_per_1000_jobs', '-')})" if "peak_rss_mb" in r else "-"
-        print(f"| {r['scale']} | {r['contender']} | {r['jobs']} | {r['all_pods_exist_s']:g} | "
-              f"{r.get('all_succeeded_s', '-')} | {teardown} | {r['cpu_s']:g} ({r.get('cpu_ms_per_job', '-')}) | "
-              f"{r.get('apiserver_cpu_ms_per_job', '-')} | {rss} | {r.get('writes_per_job', '-')} | "
-              f"{r.get('status_writes_per_job', '-')} | {r.get('events_per_job', '-')} |")
-    by = {(r["scale"], r["contender"]): r for r in rows}
-    label = f"{jobs7:,} jobs x 7 pods"
-    mine, bare, peer = by.get((label, "disttrain")), by.get((label, "bare-same")), by.get((label, "peer-matched"))
-    if mine and bare:
-        print(f"- pods exist {mine['all_pods_exist_s'] / bare['all_pods_exist_s']:.2f}x the bare client's time; "
-              f"operator CPU {mine['cpu_s'] / bare['cpu_s']:.2f}x the bare client's own CPU")
-    if mine and peer:
-        print(f"- per job against the peer ({peer['jobs']} jobs): writes {mine['writes_per_job'] / peer['writes_per_job']:.2f}x, "
-              f"CPU {mine['cpu_ms_per_job'] / peer['cpu_ms_per_job']:.2f}x")
+    print(scale_report.text(rows, f"{jobs7:,} jobs x 7 pods"))
 
 
 def main():
@@ -492,13 +474,8 @@ def main():
             results.append(r)
             if profile and name == "disttrain":
                 script = subprocess.run(["perf", "script", "-i", profile], capture_output=True, text=True).stdout
-                sys.path.insert(0, HERE)
-                from flamegraph import fold, render, summary
-                stacks = fold(script.splitlines())
-                with open(a.flamegraph, "w") as f:
-                    f.write(render(stacks, f"disttrain-operator, {a.jobs} jobs x 7 pods (make bench-peer, perf -F {PERF_HZ})"))
-                with open(os.path.splitext(a.flamegraph)[0] + ".txt", "w") as f:
-                    f.write(summary(stacks))
+                flamegraph.write(script.splitlines(), a.flamegraph,
+                                 f"disttrain-operator, {a.jobs} jobs x 7 pods (make bench-peer, perf -F {PERF_HZ})")
                 kept = os.path.join(tempfile.gettempdir(), "disttrain-operator.perf.data")
                 os.replace(profile, kept)  # for perf report
                 print(f"perf data kept in {kept}", file=sys.stderr)
