@@ -102,10 +102,13 @@ def main():
             local += 1
             if local == 1 or local % args.log_every == 0:
                 emit(event="step", task=task, global_step=int(step), local_steps=local, loss=float(value))
-    # The final accuracy of the shared variables on a training sample, through a plain session.
+    # The final accuracy of the shared variables on a training sample, and the shared global step,
+    # through a plain session. The step fetched with the last train_op can lag the shared one (the
+    # read is not ordered after this worker's own increment, nor another worker's), so the done
+    # line reads it again.
     with tf.compat.v1.Session(server.target, config=session_config) as sess:
         sample = rng.integers(0, len(images), 5000)
-        acc = sess.run(accuracy, {x: images[sample], y: labels[sample]})
+        acc, step = sess.run([accuracy, global_step], {x: images[sample], y: labels[sample]})
     emit(event="done", task=task, global_step=int(step), local_steps=local, loss=float(value),
          accuracy=float(acc), seconds=round(time.monotonic() - started, 1))
 
