@@ -109,13 +109,17 @@ class ElasticTest(unittest.TestCase):
                 status = get_json("dtr", "wide", "-n", ns).get("status", {})
                 return next((c for c in status.get("conditions", []) if c["type"] == "Running"
                              and c["status"] == "True"), None)
-            cond = wait_until("the job Running with 4 of its 5 workers", running_condition, timeout=90)
-            self.assertEqual(cond["message"], "4 of 5 workers and every other pod are running "
-                                              "(elasticPolicy.minReplicas 3)")
+            cond = wait_until("the job Running with at least 3 of its 5 workers", running_condition, timeout=90)
+            # The condition tells the count when the job started running: the fourth worker may
+            # have started a moment after the third (the CI run of 2026-11-28 saw 3).
+            self.assertRegex(cond["message"], r"^[34] of 5 workers and every other pod are running "
+                                              r"\(elasticPolicy\.minReplicas 3\)$")
+            wait_until("4 of the 5 workers running", lambda: get_json("dtr", "wide", "-n", ns)["status"][
+                "replicaStatuses"]["Worker"].get("progress") == "4/5", timeout=60)
             pending = [n for n, p in pods_by_name(ns, "wide").items() if p["status"].get("phase") == "Pending"]
             self.assertEqual(len(pending), 1, pending)
             self.assertEqual(len(running(ns, "wide")), 5, "the chief and four workers")
-            self.assertEqual(get_json("dtr", "wide", "-n", ns)["status"]["replicaStatuses"]["Worker"]["progress"], "4/5")
+            self.assertTrue(running_condition(), "still Running")
 
     def test_scaling_outside_the_elastic_policy_is_refused(self):
         with Namespace("elastic-bounds") as ns:
