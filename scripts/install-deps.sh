@@ -5,6 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git curl ca-certificates
+  # Compiles every build tree through ccache (cmake/Ccache.cmake).
+  ccache
   libcpprest-dev libboost-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

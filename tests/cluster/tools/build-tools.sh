@@ -5,7 +5,9 @@
 #   tests/cluster/tools/build-tools.sh [REPO_ROOT]
 #
 # Cache: ${DISTTRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/disttrain}/tools/<tool>-<version>/.
-# A cached tool is reused as is; a cold build of everything takes 25-45 minutes on 2 cores.
+# A cached tool is reused as is; a cold build of everything takes 25-45 minutes on 2 cores. The
+# tools build side by side (the Kubernetes chain, then one job per other tool), so one tool's
+# module downloads and single-threaded link overlap another's compiles.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,20 +53,17 @@ build_kubernetes() {
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
 }
-build_into "$k8s_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl -- build_kubernetes
 
 etcd_dir="$cache/etcd-$ETCD_VERSION"
 build_etcd() {
   (cd "$here/etcd" && go build -o "$OUT/etcd" -ldflags "-s -w" go.etcd.io/etcd/server/v3)
 }
-build_into "$etcd_dir" etcd -- build_etcd
 
 kwok_dir="$cache/kwok-$KWOK_VERSION"
 build_kwok() {
   GOBIN="$OUT" GOFLAGS= go install -ldflags "-s -w" \
     "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
-build_into "$kwok_dir" kwok kwokctl -- build_kwok
 
 helm_dir="$cache/helm-$HELM_VERSION"
 build_helm() {
@@ -73,7 +72,6 @@ build_helm() {
       -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$k8s_minor" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
-build_into "$helm_dir" helm -- build_helm
 
 # The real node's kubelet, from the same pinned module as the control plane; a cache of its own
 # so that adding it did not invalidate the control plane's.
@@ -85,14 +83,12 @@ build_kubelet() {
       -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z" \
     k8s.io/kubernetes/cmd/kubelet)
 }
-build_into "$kubelet_dir" kubelet -- build_kubelet
 
 # The real node's cluster DNS (tools/coredns/main.go links only the plugins it uses).
 coredns_dir="$cache/coredns-$COREDNS_VERSION"
 build_coredns() {
   (cd "$here/coredns" && go build -o "$OUT/coredns" -ldflags "-s -w" .)
 }
-build_into "$coredns_dir" coredns -- build_coredns
 
 # The fault-injecting TCP proxy of the fault suite (its server only: the suite uses its REST API).
 toxiproxy_dir="$cache/toxiproxy-$TOXIPROXY_VERSION"
@@ -100,7 +96,20 @@ build_toxiproxy() {
   GOBIN="$OUT" GOFLAGS= go install -ldflags "-s -w" "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION"
   mv "$OUT/server" "$OUT/toxiproxy-server"
 }
-build_into "$toxiproxy_dir" toxiproxy-server -- build_toxiproxy
+
+# The kubelet comes after the control plane: it reuses that build's compiled packages.
+pids=() names=()
+run_bg() { local name=$1; shift; ("$@") & pids+=($!); names+=("$name"); }
+run_bg kubernetes eval 'build_into "$k8s_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl -- build_kubernetes &&
+                        build_into "$kubelet_dir" kubelet -- build_kubelet'
+run_bg etcd build_into "$etcd_dir" etcd -- build_etcd
+run_bg kwok build_into "$kwok_dir" kwok kwokctl -- build_kwok
+run_bg helm build_into "$helm_dir" helm -- build_helm
+run_bg coredns build_into "$coredns_dir" coredns -- build_coredns
+run_bg toxiproxy build_into "$toxiproxy_dir" toxiproxy-server -- build_toxiproxy
+failed=()
+for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
+if ((${#failed[@]})); then log "failed: ${failed[*]} (its go output is above)"; exit 1; fi
 
 for d in "$k8s_dir" "$etcd_dir" "$kwok_dir" "$helm_dir" "$kubelet_dir" "$coredns_dir" "$toxiproxy_dir"; do
   for f in "$d"/*; do ln -sfn "$f" "$bin/$(basename "$f")"; done
