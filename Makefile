@@ -49,12 +49,16 @@ test: test-prereqs ## Run every test suite (sanitizers, CUDA compile, unit, then
 test-prereqs: deps
 	@$(MAKE) --no-print-directory -j3 lane-cpp lane-go lane-fetch
 lane-cpp:
-	@$(MAKE) --no-print-directory -j1 build sanitize cuda
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory sanitize
+	@$(MAKE) --no-print-directory cuda
 lane-go:
-	@$(MAKE) --no-print-directory -j1 tools kueue peer
+	@$(MAKE) --no-print-directory tools
+	@$(MAKE) --no-print-directory kueue
+	@$(MAKE) --no-print-directory peer
 lane-fetch:
 	@tests/python/venv.sh >/dev/null && scripts/cuda-toolkit.sh >/dev/null
-	@$(MAKE) --no-print-directory -j1 images
+	@$(MAKE) --no-print-directory images
 
 cuda: deps ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu tests: "Not Run" without a CUDA device.
 	@tk=$$(scripts/cuda-toolkit.sh) && if [[ ! -f $(BUILD_DIR)/cuda/build.ninja ]]; then \
