@@ -219,7 +219,7 @@ class TfJobRealNodeTest(unittest.TestCase):
                 wait_until(f"{name} to succeed under disttrain", lambda name=name: any(
                     c["type"] == "Succeeded" and c["status"] == "True"
                     for c in get_json("tfjob", name, "-n", self.ns).get("status", {}).get("conditions") or []),
-                    # 30,000 sync steps: about 3 minutes here, twice that on a loaded machine.
+                    # 30,000 sync steps take minutes; a machine under load needs about twice as long.
                     timeout=600)
                 print(f"{name} succeeded {time.time() - switched:.0f} s after the switch", flush=True)
                 wait_until(f"{name}'s parameter server to be gone", lambda name=name: not get_json(
