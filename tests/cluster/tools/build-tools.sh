@@ -98,10 +98,13 @@ build_toxiproxy() {
 }
 
 # The kubelet comes after the control plane: it reuses that build's compiled packages.
+build_kubernetes_then_kubelet() {
+  build_into "$k8s_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl -- build_kubernetes
+  build_into "$kubelet_dir" kubelet -- build_kubelet
+}
 pids=() names=()
 run_bg() { local name=$1; shift; ("$@") & pids+=($!); names+=("$name"); }
-run_bg kubernetes eval 'build_into "$k8s_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl -- build_kubernetes &&
-                        build_into "$kubelet_dir" kubelet -- build_kubelet'
+run_bg kubernetes build_kubernetes_then_kubelet
 run_bg etcd build_into "$etcd_dir" etcd -- build_etcd
 run_bg kwok build_into "$kwok_dir" kwok kwokctl -- build_kwok
 run_bg helm build_into "$helm_dir" helm -- build_helm
