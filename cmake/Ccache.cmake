@@ -3,7 +3,9 @@
 # `make test`) recompiles only what changed. The cache is ccache's own (~/.cache/ccache),
 # outside the repository like the built tools. BASEDIR and NOHASHDIR let two checkouts at
 # different paths share objects (paths under the source tree are hashed relative to it; debug
-# info then names the first checkout's folder). DISTTRAIN_CCACHE=OFF compiles without it.
+# info then names the first checkout's folder). The unity build's batch files
+# (cmake/UnityBuild.cmake) name their sources by absolute path, so a batch is shared only between
+# checkouts at the same path. DISTTRAIN_CCACHE=OFF compiles without it.
 option(DISTTRAIN_CCACHE "Compile through ccache when it is found" ON)
 find_program(DISTTRAIN_CCACHE_PROGRAM ccache)
 if(DISTTRAIN_CCACHE AND DISTTRAIN_CCACHE_PROGRAM)

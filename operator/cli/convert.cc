@@ -17,7 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kUsage[] =
+constexpr char kConvertUsage[] =
     "kubectl dtr convert -f TFJOB.yaml [-o yaml|json]\n"
     "\n"
     "Writes the DistributedTraining (disttrain.io/v1) that runs each Kubeflow TFJob in\n"
@@ -108,7 +108,7 @@ absl::StatusOr<Conversion> ConvertTfJob(const json& tfjob) {
 
 int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, output = "yaml";
-  FlagSet flags(kUsage);
+  FlagSet flags(kConvertUsage);
   flags.String("f", &file, "The TFJob manifest (YAML or JSON; - reads stdin).");
   flags.String("filename", &file, "Same as -f.");
   flags.String("o", &output, "Output format: yaml (documents) or json (a v1 List).");

@@ -14,7 +14,7 @@
 namespace disttrain::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kRenderUsage[] =
     "disttrain-operator render -f JOB.yaml [-o yaml|json] [--cluster-domain D]\n"
     "\n"
     "Applies defaults and validation to the DistributedTraining jobs in JOB.yaml (- for stdin)\n"
@@ -25,7 +25,7 @@ constexpr char kUsage[] =
 int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, output = "yaml", cluster_domain, gang = "volcano";
   bool network_policy = true;
-  FlagSet flags(kUsage);
+  FlagSet flags(kRenderUsage);
   flags.String("f", &file, "The job manifest (YAML or JSON; - reads stdin).");
   flags.String("filename", &file, "Same as -f.");
   flags.String("o", &output, "Output format: yaml (documents) or json (a v1 List).");

@@ -37,7 +37,7 @@ std::string Get(int port, const std::string& path) {
   return Exchange(port, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
 }
 
-class HttpServerTest : public testing::Test {
+class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server_.Handle("/metrics", [] {

@@ -14,7 +14,7 @@ struct LineCase {
   std::string want;
 };
 
-class LogLineTest : public testing::TestWithParam<LineCase> {};
+class LogLineTest : public ::testing::TestWithParam<LineCase> {};
 
 TEST_P(LogLineTest, FormatsLevelMessageAndQuotedValues) {
   const LineCase& c = GetParam();
@@ -23,7 +23,7 @@ TEST_P(LogLineTest, FormatsLevelMessageAndQuotedValues) {
 
 INSTANTIATE_TEST_SUITE_P(
     Lines, LogLineTest,
-    testing::Values(
+    ::testing::Values(
         LineCase{"Plain", LogLevel::kInfo, "started", "job", "ns/dist", "info started job=ns/dist"},
         LineCase{"SpacesQuoteTheMessageAndValue", LogLevel::kWarning, "pod failed", "reason",
                  "exit code 1", "warning \"pod failed\" reason=\"exit code 1\""},
@@ -53,10 +53,10 @@ TEST(LogTest, LinesAboveTheLevelAreDropped) {
 }
 
 TEST(LogTest, LogWritesOneTimestampedLineToStderr) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   LogInfo("hello", {{"who", "world"}});
   LogDebug("hidden");
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   // "2026-11-27T16:39:37.123Z info hello who=world\n"
   ASSERT_EQ(err.size(), 25 + std::string("info hello who=world\n").size()) << err;
   EXPECT_EQ(err.substr(24), " info hello who=world\n");

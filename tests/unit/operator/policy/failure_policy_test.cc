@@ -34,7 +34,9 @@ PodState Pod(ReplicaType type, int index, PodPhase phase, std::optional<int> exi
   return p;
 }
 
-PodsByReplica Pods(std::vector<PodState> list) { return testing::PodsByReplica(std::move(list)); }
+PodsByReplica FailurePods(std::vector<PodState> list) {
+  return testing::PodsByReplica(std::move(list));
+}
 
 // Chief ExitCode, 1 PS OnFailure, 2 workers OnFailure, backoffLimit 3.
 api::DistributedTraining Job() {
@@ -51,15 +53,15 @@ api::DistributedTraining Job() {
   return job;
 }
 
-auto Nothing = [](const std::string&) { return false; };
-const absl::Time kNow = absl::FromUnixSeconds(1800000000);
+auto kNoneDeleting = [](const std::string&) { return false; };
+const absl::Time kDecisionTime = absl::FromUnixSeconds(1800000000);
 
 TEST(DecideFailuresTest, AnEvictedWorkerIsRecreatedAndCountedWithItsRestartsInPlace) {
   const FailureDecision d = DecideFailures(
       Job(), {},
-      Pods({Pod(ReplicaType::kWorker, 1, PodPhase::kFailed, 137, "Evicted", /*restarts=*/1),
-            Pod(ReplicaType::kWorker, 0, PodPhase::kRunning)}),
-      Nothing, kNow);
+      FailurePods({Pod(ReplicaType::kWorker, 1, PodPhase::kFailed, 137, "Evicted", /*restarts=*/1),
+                   Pod(ReplicaType::kWorker, 0, PodPhase::kRunning)}),
+      kNoneDeleting, kDecisionTime);
   EXPECT_FALSE(d.fail);
   ASSERT_EQ(d.restarts.size(), 1u);
   EXPECT_EQ(d.restarts[0].type, ReplicaType::kWorker);
@@ -72,8 +74,9 @@ TEST(DecideFailuresTest, AnEvictedWorkerIsRecreatedAndCountedWithItsRestartsInPl
 }
 
 TEST(DecideFailuresTest, AChiefWithAPermanentExitFailsTheJob) {
-  const FailureDecision d = DecideFailures(
-      Job(), {}, Pods({Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 1)}), Nothing, kNow);
+  const FailureDecision d =
+      DecideFailures(Job(), {}, FailurePods({Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 1)}),
+                     kNoneDeleting, kDecisionTime);
   ASSERT_TRUE(d.fail);
   EXPECT_EQ(d.fail->reason, "ChiefFailed");
   EXPECT_THAT(d.fail->message, HasSubstr("restartPolicy ExitCode and the failure is permanent"));
@@ -85,8 +88,8 @@ TEST(DecideFailuresTest, ARestartPastBackoffLimitFailsTheJob) {
   api::JobStatus status;
   status.replica_statuses[ReplicaType::kWorker].past_restarts = 3;
   const FailureDecision d = DecideFailures(
-      Job(), status, Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137, "Evicted")}),
-      Nothing, kNow);
+      Job(), status, FailurePods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137, "Evicted")}),
+      kNoneDeleting, kDecisionTime);
   ASSERT_TRUE(d.fail);
   EXPECT_EQ(d.fail->reason, "BackoffLimitExceeded");
   EXPECT_THAT(d.fail->message, HasSubstr("used all 3 restarts"));
@@ -97,17 +100,17 @@ TEST(DecideFailuresTest, WhatWasDecidedBeforeTheFailureThatEndsTheJobStands) {
   // The parameter server (visited first) is recreated; the chief then fails the job.
   const FailureDecision d =
       DecideFailures(Job(), {},
-                     Pods({Pod(ReplicaType::kPS, 0, PodPhase::kFailed, 137, "Evicted"),
-                           Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 2)}),
-                     Nothing, kNow);
+                     FailurePods({Pod(ReplicaType::kPS, 0, PodPhase::kFailed, 137, "Evicted"),
+                                  Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 2)}),
+                     kNoneDeleting, kDecisionTime);
   ASSERT_TRUE(d.fail);
   EXPECT_EQ(d.fail->reason, "ChiefFailed");
   EXPECT_THAT(d.restarts, IsEmpty()) << "the chief comes first: nothing decided before it";
   const FailureDecision later =
       DecideFailures(Job(), {},
-                     Pods({Pod(ReplicaType::kPS, 0, PodPhase::kFailed, 137, "Evicted"),
-                           Pod(ReplicaType::kWorker, 1, PodPhase::kFailed, 137, "Evicted")}),
-                     Nothing, kNow);
+                     FailurePods({Pod(ReplicaType::kPS, 0, PodPhase::kFailed, 137, "Evicted"),
+                                  Pod(ReplicaType::kWorker, 1, PodPhase::kFailed, 137, "Evicted")}),
+                     kNoneDeleting, kDecisionTime);
   EXPECT_FALSE(later.fail);
   ASSERT_EQ(later.restarts.size(), 2u);
   EXPECT_THAT(later.restarts[1].message, HasSubstr("restart 2 of 3"));
@@ -118,21 +121,21 @@ TEST(DecideFailuresTest, SucceededReplicasAreRememberedOnce) {
   status.replica_statuses[ReplicaType::kWorker].succeeded_indexes = {0};
   const FailureDecision d =
       DecideFailures(Job(), status,
-                     Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kSucceeded, 0),
-                           Pod(ReplicaType::kWorker, 1, PodPhase::kSucceeded, 0)}),
-                     Nothing, kNow);
+                     FailurePods({Pod(ReplicaType::kWorker, 0, PodPhase::kSucceeded, 0),
+                                  Pod(ReplicaType::kWorker, 1, PodPhase::kSucceeded, 0)}),
+                     kNoneDeleting, kDecisionTime);
   EXPECT_THAT(d.succeeded, ElementsAre(std::pair{ReplicaType::kWorker, 1}));
 }
 
 TEST(DecideFailuresTest, APodAlreadyCountedIsDeletedAgainOnlyUntilItsDeleteIsSeen) {
   api::JobStatus status;
   status.restarting_pods = {"uid-2-0"};
-  const PodsByReplica pods = Pods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137)});
-  const FailureDecision again = DecideFailures(Job(), status, pods, Nothing, kNow);
+  const PodsByReplica pods = FailurePods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137)});
+  const FailureDecision again = DecideFailures(Job(), status, pods, kNoneDeleting, kDecisionTime);
   EXPECT_THAT(again.restarts, IsEmpty()) << "counted once, by the earlier pass";
   ASSERT_EQ(again.replace.size(), 1u);
   const FailureDecision deleting = DecideFailures(
-      Job(), status, pods, [](const std::string& uid) { return uid == "uid-2-0"; }, kNow);
+      Job(), status, pods, [](const std::string& uid) { return uid == "uid-2-0"; }, kDecisionTime);
   EXPECT_THAT(deleting.replace, IsEmpty());
 }
 
@@ -140,8 +143,9 @@ TEST(DecideFailuresTest, AFailedEvaluatorWithAPermanentExitIsLeftFailed) {
   api::DistributedTraining job = Job();
   job.spec.replica_specs[ReplicaType::kEvaluator].replicas = 1;
   job.spec.replica_specs[ReplicaType::kEvaluator].restart_policy = api::RestartPolicy::kExitCode;
-  const FailureDecision d = DecideFailures(
-      job, {}, Pods({Pod(ReplicaType::kEvaluator, 0, PodPhase::kFailed, 1)}), Nothing, kNow);
+  const FailureDecision d =
+      DecideFailures(job, {}, FailurePods({Pod(ReplicaType::kEvaluator, 0, PodPhase::kFailed, 1)}),
+                     kNoneDeleting, kDecisionTime);
   EXPECT_FALSE(d.fail);
   EXPECT_THAT(d.restarts, IsEmpty());
   EXPECT_THAT(d.replace, IsEmpty());

@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 using ::testing::ElementsAre;
 
-json Pod(const std::string& ns, const std::string& name) {
+json PodJson(const std::string& ns, const std::string& name) {
   return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", ns}}}};
 }
 
@@ -52,7 +52,7 @@ kube::WatchEvent Event(kube::WatchEvent::Type t, const std::string& name, const 
 
 TEST(InformerTest, ListsThenDeliversWatchEventsInOrder) {
   testing::FakeKubeClient client;
-  client.Put(kube::kPods, Pod("ns", "existing"));
+  client.Put(kube::kPods, PodJson("ns", "existing"));
   using T = kube::WatchEvent::Type;
   client.QueueWatch(std::make_pair(
       std::vector<kube::WatchEvent>{Event(T::kAdded, "new", "201"), Event(T::kBookmark, "", "202"),
@@ -73,14 +73,14 @@ TEST(InformerTest, ListsThenDeliversWatchEventsInOrder) {
 
 TEST(InformerTest, ListsAgainWhenTheWatchSaysGone) {
   testing::FakeKubeClient client;
-  client.Put(kube::kPods, Pod("ns", "a"));
+  client.Put(kube::kPods, PodJson("ns", "a"));
   Informer informer(&client, {kube::kPods, "ns", ""});
   Recorder rec;
   informer.AddHandler(rec.Handler());
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(absl::Seconds(5)));
   EXPECT_EQ(informer.list_count(), 1);
-  client.Put(kube::kPods, Pod("ns", "b"));  // changed while the watch was gone
+  client.Put(kube::kPods, PodJson("ns", "b"));  // changed while the watch was gone
   client.QueueWatch(std::make_pair(
       std::vector<kube::WatchEvent>{},
       kube::StatusFromHttp(410, R"({"kind":"Status","reason":"Expired"})", "watch")));
