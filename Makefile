@@ -10,7 +10,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: test-prereqs lane-cpp lane-go lane-fetch deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-lost-node bench-schemes cuda format clean help
+.PHONY: test-prereqs lane-go lane-fetch cuda-build deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-lost-node bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -36,36 +36,36 @@ build: configure ## Build build/bin/disttrain-operator and build/bin/disttrain-t
 images: deps ## Build the operator and trainer images with buildah into build/images/ (docker archives).
 	@scripts/images.sh
 
-# The suites without a cluster first, two at a time (the trainer's process suites one at a time,
-# tests/CMakeLists.txt), then the cluster's suites one at a time; both phases always run.
-test: test-prereqs ## Run every test suite (sanitizers, CUDA compile, unit, then e2e against a local cluster).
-	@rc=0; ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 1800 -LE e2e -j2 || rc=1; \
-	  ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 1800 -L e2e || rc=1; exit $$rc
+# After its prerequisites, scripts/test.sh runs the suites without a cluster (two at a time), then
+# the cluster's suites one at a time, while the sanitizer and CUDA trees build beside them at the
+# lowest CPU priority; then it runs the sanitizer suites and the gpu tests. Every part always
+# runs; `make test` fails if any failed.
+test: test-prereqs ## Run every test suite (unit, e2e against a local cluster, sanitizers, CUDA compile).
+	@scripts/test.sh
 
-# What `make test` needs, in three lanes side by side on a cold machine: the C++ builds, the Go
-# tools, and the downloads (the tests' venv, the CUDA wheels) with the images. Each lane is
+# What the ctest phases need, in three lanes side by side on a cold machine: the dev C++ tree,
+# the Go tools, and the downloads (the tests' venv, the CUDA wheels) with the images. Each lane is
 # sequential; on 2 cores the lanes overlap one lane's downloads and single-threaded links with
 # another's compiles. Everything is cached, so a warm machine passes through in seconds.
 test-prereqs: deps
-	@$(MAKE) --no-print-directory -j3 lane-cpp lane-go lane-fetch
-lane-cpp:
-	@$(MAKE) --no-print-directory build
-	@$(MAKE) --no-print-directory sanitize
-	@$(MAKE) --no-print-directory cuda
+	@$(MAKE) --no-print-directory -j3 build lane-go lane-fetch
 lane-go:
 	@$(MAKE) --no-print-directory tools
 	@$(MAKE) --no-print-directory kueue
 	@$(MAKE) --no-print-directory peer
+	@tests/cluster/tools/build-kube-router.sh >/dev/null
 lane-fetch:
 	@tests/python/venv.sh >/dev/null && scripts/cuda-toolkit.sh >/dev/null
 	@$(MAKE) --no-print-directory images
 
-cuda: deps ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu tests: "Not Run" without a CUDA device.
+cuda: cuda-build ## Compile the CUDA kernels (nvcc from PyPI's wheels) and run the gpu tests: "Not Run" without a CUDA device.
+	@ctest --test-dir $(BUILD_DIR)/cuda --output-on-failure -L gpu
+
+cuda-build: deps
 	@tk=$$(scripts/cuda-toolkit.sh) && if [[ ! -f $(BUILD_DIR)/cuda/build.ninja ]]; then \
 	  cmake -S . -B $(BUILD_DIR)/cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DDISTTRAIN_ENABLE_CUDA=ON \
 	    -DCMAKE_CUDA_COMPILER=$$tk/bin/nvcc -DCUDAToolkit_ROOT=$$tk >/dev/null; fi
 	@cmake --build $(BUILD_DIR)/cuda --target cuda_kernels_test disttrain-trainer gpu_compute_bench
-	@ctest --test-dir $(BUILD_DIR)/cuda --output-on-failure -L gpu
 
 unit: build ## Run the unit suites only (no cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j2

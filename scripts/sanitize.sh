@@ -8,8 +8,21 @@
 #   3. a clang build of every library with -Wthread-safety as errors, so the ABSL_GUARDED_BY
 #      annotations are checked (build/thread-safety).
 # Each build tree is configured once and then rebuilt incrementally.
+#
+#   scripts/sanitize.sh [--build-only]
+#
+# --build-only builds the three trees and runs nothing: `make test` runs it at the lowest CPU
+# priority beside its ctest phases, then runs this script again (nothing left to build) to run
+# the suites at normal priority once the cluster's suites are done (scripts/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+build_only=0
+case ${1:-} in
+  --build-only) build_only=1 ;;
+  "") ;;
+  *) echo "sanitize: unknown argument '$1' (usage: scripts/sanitize.sh [--build-only])" >&2; exit 2 ;;
+esac
 
 log() { echo "sanitize: $*" >&2; }
 configure() { [[ -f build/$1/build.ninja ]] || cmake --preset "$1" >/dev/null; }
@@ -21,7 +34,7 @@ unit_targets=(common_test operator_api_test operator_runtime_test operator_recon
 log "ASan + UBSan: building ${#unit_targets[@]} unit suites"
 configure asan
 cmake --build build/asan --target "${unit_targets[@]}"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+((build_only)) || ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
 LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0" \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build/asan -L unit -E '^[^.]*$' -j2 --output-on-failure  # GoogleTest cases: Suite.Name
@@ -35,7 +48,7 @@ absl_tsan=$(scripts/build-absl-tsan.sh)
 tsan_suites=(operator_runtime_test operator_reconciler_test shard_store_test membership_test schemes_test
              push_test axpy_test)
 cmake --build build/tsan --target "${tsan_suites[@]}"
-for suite in "${tsan_suites[@]}"; do
+((build_only)) || for suite in "${tsan_suites[@]}"; do
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" build/tsan/bin/$suite --gtest_brief=1
 done
 
@@ -43,4 +56,4 @@ log "clang -Wthread-safety: every library"
 configure thread-safety
 cmake --build build/thread-safety --target disttrain_common disttrain_api disttrain_kube disttrain_runtime \
   disttrain_reconciler disttrain_operator_cli disttrain_trainer_lib
-log "all checks passed"
+if ((build_only)); then log "all three trees built"; else log "all checks passed"; fi

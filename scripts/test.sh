@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `make test` once its prerequisites are built (make test-prereqs): every suite, with the builds
+# the ctest phases do not need moved beside them.
+#
+#   1. In the background, at the lowest CPU priority (nice 19, two compile jobs): the ASan, TSan
+#      and clang trees (scripts/sanitize.sh --build-only), then the CUDA tree (make cuda-build).
+#      Its output goes to build/checks.log.
+#   2. ctest, the suites without a cluster, two at a time (the trainer's process suites one at a
+#      time: tests/CMakeLists.txt).
+#   3. ctest, the cluster's suites, one at a time.
+#   4. Once the background builds are done: the sanitizer suites (scripts/sanitize.sh, nothing
+#      left to build) and the gpu tests (make cuda), at normal priority, with nothing beside them.
+#
+# The cluster's suites wait on pods and controllers more than they compute, so the background
+# compiles fill the idle CPU; at nice 19 they give way whenever a suite wants both cores. The
+# sanitizer suites run after the cluster's suites, not beside them, because several of them time
+# real waits. Every step always runs; the script fails if any step failed, and says which.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+build=build
+log=$build/checks.log
+mkdir -p "$build"
+
+# Its own process group, so an interrupted `make test` stops the compiles too.
+setsid bash -c 'export CMAKE_BUILD_PARALLEL_LEVEL=2
+  nice -n 19 scripts/sanitize.sh --build-only && nice -n 19 make --no-print-directory cuda-build' \
+  >"$log" 2>&1 &
+checks=$!
+trap 'kill -- -$checks 2>/dev/null' EXIT
+echo "make test: the sanitizer and CUDA trees build in the background (log: $log)"
+
+results=()
+step() {  # step NAME COMMAND...: runs COMMAND and records NAME's result
+  local name=$1 start=$SECONDS; shift
+  if "$@"; then results+=("passed  $name ($((SECONDS - start)) s)")
+  else results+=("FAILED  $name ($((SECONDS - start)) s)"); fi
+}
+ctest_args=(--test-dir "$build" --output-on-failure --timeout 1800)
+step "suites without a cluster" ctest "${ctest_args[@]}" -LE e2e -j2
+step "cluster suites" ctest "${ctest_args[@]}" -L e2e
+
+start=$SECONDS
+wait "$checks"
+bg=$?
+echo "make test: background builds ended (exit $bg) $((SECONDS - start)) s after the cluster suites"
+cat "$log"
+step "sanitizers (ASan+UBSan, TSan, clang -Wthread-safety)" scripts/sanitize.sh
+step "CUDA compile and gpu tests" make --no-print-directory cuda
+
+echo "make test:"
+rc=0
+for r in "${results[@]}"; do
+  echo "  $r"
+  [[ $r == passed* ]] || rc=1
+done
+exit $rc
