@@ -10,7 +10,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: test-prereqs lane-go lane-fetch cuda-build deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-lost-node bench-schemes cuda format clean help
+.PHONY: test-prereqs lane-fetch cuda-build deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-lost-node bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -43,17 +43,14 @@ images: deps ## Build the operator and trainer images with buildah into build/im
 test: test-prereqs ## Run every test suite (unit, e2e against a local cluster, sanitizers, CUDA compile).
 	@scripts/test.sh
 
-# What the ctest phases need, in three lanes side by side on a cold machine: the dev C++ tree,
-# the Go tools, and the downloads (the tests' venv, the CUDA wheels) with the images. Each lane is
-# sequential; on 2 cores the lanes overlap one lane's downloads and single-threaded links with
-# another's compiles. Everything is cached, so a warm machine passes through in seconds.
+# What the ctest phases need first, in three lanes side by side on a cold machine: the dev C++
+# tree, the cluster's Go tools, and the downloads (the tests' venv, the CUDA wheels) with the
+# images. On 2 cores the lanes overlap one lane's downloads and single-threaded links with
+# another's compiles. Kueue, the peer and kube-router, which only some cluster suites need, build
+# beside the tests (scripts/test.sh). Everything is cached, so a warm machine passes through in
+# seconds.
 test-prereqs: deps
-	@$(MAKE) --no-print-directory -j3 build lane-go lane-fetch
-lane-go:
-	@$(MAKE) --no-print-directory tools
-	@$(MAKE) --no-print-directory kueue
-	@$(MAKE) --no-print-directory peer
-	@tests/cluster/tools/build-kube-router.sh >/dev/null
+	@$(MAKE) --no-print-directory -j3 build tools lane-fetch
 lane-fetch:
 	@tests/python/venv.sh >/dev/null && scripts/cuda-toolkit.sh >/dev/null
 	@$(MAKE) --no-print-directory images

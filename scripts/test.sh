@@ -2,9 +2,11 @@
 # `make test` once its prerequisites are built (make test-prereqs): every suite, with the builds
 # the ctest phases do not need moved beside them.
 #
-#   1. In the background, at the lowest CPU priority (nice 19, two compile jobs): the ASan, TSan
-#      and clang trees (scripts/sanitize.sh --build-only), then the CUDA tree (make cuda-build).
-#      Its output goes to build/checks.log.
+#   1. In the background, at the lowest CPU priority (nice 19, two compile jobs): Kueue, the peer
+#      (Kubeflow's training-operator) and kube-router, which only some cluster suites need (a
+#      suite that starts before its tool is built waits for that build: the build scripts take a
+#      lock); then the ASan, TSan and clang trees (scripts/sanitize.sh --build-only) and the CUDA
+#      tree (make cuda-build). Its output goes to build/checks.log.
 #   2. ctest, the suites without a cluster, two at a time (the trainer's process suites one at a
 #      time: tests/CMakeLists.txt).
 #   3. ctest, the cluster's suites, one at a time.
@@ -23,12 +25,15 @@ log=$build/checks.log
 mkdir -p "$build"
 
 # Its own process group, so an interrupted `make test` stops the compiles too.
-setsid bash -c 'export CMAKE_BUILD_PARALLEL_LEVEL=2
-  nice -n 19 scripts/sanitize.sh --build-only && nice -n 19 make --no-print-directory cuda-build' \
-  >"$log" 2>&1 &
+setsid bash -c 'export CMAKE_BUILD_PARALLEL_LEVEL=2; rc=0
+  nice -n 19 make --no-print-directory kueue peer || rc=1
+  nice -n 19 tests/cluster/tools/build-kube-router.sh >/dev/null || rc=1
+  nice -n 19 scripts/sanitize.sh --build-only || rc=1
+  nice -n 19 make --no-print-directory cuda-build || rc=1
+  exit $rc' >"$log" 2>&1 &
 checks=$!
 trap 'kill -- -$checks 2>/dev/null' EXIT
-echo "make test: the sanitizer and CUDA trees build in the background (log: $log)"
+echo "make test: Kueue, the peer, kube-router and the sanitizer and CUDA trees build in the background (log: $log)"
 
 results=()
 step() {  # step NAME COMMAND...: runs COMMAND and records NAME's result
@@ -44,6 +49,7 @@ start=$SECONDS
 wait "$checks"
 bg=$?
 echo "make test: background builds ended (exit $bg) $((SECONDS - start)) s after the cluster suites"
+# A failed background build shows again below: the steps that need it build it in the foreground.
 cat "$log"
 step "sanitizers (ASan+UBSan, TSan, clang -Wthread-safety)" scripts/sanitize.sh
 step "CUDA compile and gpu tests" make --no-print-directory cuda

@@ -13,6 +13,11 @@ source "$here/../../tests/cluster/tools/versions.env"
 version=$TRAINING_OPERATOR_VERSION
 dir=${DISTTRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/disttrain}/tools/training-operator-$version
 module=github.com/kubeflow/training-operator
+# One build at a time: a second caller (a suite that needs it while make test's background build
+# is making it) waits here, then finds it cached.
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
 # The TensorFlow example manifests of the same module, for the suites that apply them unchanged.
 examples() {
   local src

@@ -54,6 +54,19 @@ def self_signed(folder, name, san="IP:127.0.0.1"):
         return base64.b64encode(f.read()).decode()
 
 
+def build_kueue():
+    """Points KUEUE_DIR at the built Kueue (tests/cluster/tools/build-kueue.sh: cached by version;
+    while `make test` builds it in the background, the script waits for that build)."""
+    global KUEUE_DIR
+    if os.path.exists(os.path.join(KUEUE_DIR, "kueue")):
+        return
+    out = subprocess.run([os.path.join(ROOT, "tests", "cluster", "tools", "build-kueue.sh")],
+                         capture_output=True, text=True, timeout=1200)
+    if out.returncode != 0:
+        raise AssertionError(f"build-kueue.sh failed: {out.stderr[-2000:]}")
+    KUEUE_DIR = out.stdout.strip().splitlines()[-1]
+
+
 class Kueue:
     """One Kueue manager; install() once per cluster (CRDs and webhook configurations), then
     start()/stop() as a test needs (stopping it leaves its webhooks registered, failing closed,
@@ -61,8 +74,7 @@ class Kueue:
 
     def __init__(self, name="kueue", wait_for_pods_ready=None, extra_frameworks=(), kubeconfig=KUBECONFIG,
                  multikueue=False, as_service_account=False):
-        if not os.path.exists(os.path.join(KUEUE_DIR, "kueue")):
-            raise AssertionError(f"Kueue is not built: run `make kueue` ({KUEUE_DIR})")
+        build_kueue()
         self.name = name
         self.folder = os.path.join(LOG_DIR, name)
         self.webhook_port = free_port()

@@ -12,6 +12,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/versions.env"
 version=$KUBE_ROUTER_VERSION
 dir=${DISTTRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/disttrain}/tools/kube-router-$version
+# One build at a time: a second caller (a suite that needs it while make test's background build
+# is making it) waits here, then finds it cached.
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
 if [[ -x $dir/kube-router ]]; then
   echo "$dir/kube-router"
   exit 0

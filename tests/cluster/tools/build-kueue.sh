@@ -17,6 +17,11 @@ source "$here/versions.env"
 version=$KUEUE_VERSION
 dir=${DISTTRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/disttrain}/tools/kueue-$version
 module=sigs.k8s.io/kueue
+# One build at a time: a second caller (a suite that needs it while make test's background build
+# is making it) waits here, then finds it cached.
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
 # copy_rbac DIR: the manager's own RBAC rules, which a suite running Kueue as its ServiceAccount
 # applies (tests/e2e/kueue_process.py).
 copy_rbac() {
