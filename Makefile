@@ -37,8 +37,9 @@ images: deps ## Build the operator and trainer images with buildah into build/im
 	@scripts/images.sh
 
 # After its prerequisites, scripts/test.sh runs the suites without a cluster (two at a time), then
-# the cluster's suites one at a time, while the sanitizer and CUDA trees build beside them at the
-# lowest CPU priority; then it runs the sanitizer suites and the gpu tests. Every part always
+# the cluster's suites one at a time, while Kueue, the peer, kube-router and the sanitizer and
+# CUDA trees build beside them at the lowest CPU priority; then it runs the sanitizer suites and
+# the gpu tests. Every part always
 # runs; `make test` fails if any failed.
 test: test-prereqs ## Run every test suite (unit, e2e against a local cluster, sanitizers, CUDA compile).
 	@scripts/test.sh

@@ -1,6 +1,6 @@
-# Compiles through ccache when it is installed (make deps installs it), so a clean checkout on a
-# machine that built the project before (CI, a second clone, the asan/tsan/cuda trees of
-# `make test`) recompiles only what changed. The cache is ccache's own (~/.cache/ccache),
+# Compiles through ccache when it is installed (make deps installs it), so a rebuild of a checkout
+# (a clean build tree, `make clean`, a second clone at the same path) recompiles only what
+# changed. The cache is ccache's own (~/.cache/ccache),
 # outside the repository like the built tools. BASEDIR and NOHASHDIR let two checkouts at
 # different paths share objects (paths under the source tree are hashed relative to it; debug
 # info then names the first checkout's folder). The unity build's batch files
