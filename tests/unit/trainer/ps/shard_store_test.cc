@@ -2,8 +2,10 @@
 // and the admission of pushes.
 #include "trainer/ps/shard_store.h"
 
+#include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/unit/testing/shard_store_fixture.h"
 
@@ -44,23 +46,35 @@ TEST(ShardStoreTest, AnUpdateNeverChangesABlockThatIsBeingSent) {
 }
 
 TEST(ShardStoreTest, ASnapshotIsOneStepsValues) {
+  // The writer applies a fixed number of whole steps and the reader snapshots until it is done,
+  // so both ends are bounded: absl::Mutex is not fair, and a writer that retakes the lock in a
+  // loop until the reader has its snapshots can starve the reader for minutes under TSan.
+  constexpr int kSteps = 1000;
   ShardStore store(Ones(), 0, 1);
   const std::vector<float> ones(kChunkElements, 1.0f);
-  std::atomic<bool> stop{false};
+  std::atomic<bool> reading{false}, done{false};
   std::thread writer([&] {
-    while (!stop) {
+    while (!reading) std::this_thread::yield();  // start together, so the steps overlap snapshots
+    for (int s = 0; s < kSteps; ++s) {
       ShardStore::WholeStep whole(&store);
       for (size_t i = 0; i < store.blocks().size(); ++i) store.Axpy(i, 1.0f, ones.data());
     }
+    done = true;
   });
-  for (int r = 0; r < 200; ++r) {
+  bool last = false;
+  std::string torn;  // the first torn snapshot; the loop stops there and the writer is still joined
+  reading = true;
+  while (!last && torn.empty()) {
+    last = done;  // one more snapshot after the writer ends: it must see the final step
     int64_t step = 0;
     std::vector<ShardStore::BlockRef> snap = store.Snapshot(&step);
-    for (const auto& b : snap)
-      ASSERT_EQ(b->values[0], 1.0f + static_cast<float>(step)) << "a torn snapshot";
+    for (size_t i = 0; i < snap.size() && torn.empty(); ++i)
+      if (snap[i]->values[0] != 1.0f + static_cast<float>(step))
+        torn = absl::StrCat("block ", i, " holds ", snap[i]->values[0], " at step ", step);
+    if (last) EXPECT_EQ(step, kSteps);
   }
-  stop = true;
   writer.join();
+  EXPECT_EQ(torn, "") << "a torn snapshot";
 }
 
 TEST(ShardStoreTest, WaitersRunAtTheirStepAtTheirDeadlineOrOnClose) {
