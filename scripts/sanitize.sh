@@ -37,7 +37,7 @@ cmake --build build/asan --target "${unit_targets[@]}"
 ((build_only)) || ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
 LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0" \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ctest --test-dir build/asan -L unit -E '^[^.]*$' -j2 --output-on-failure  # GoogleTest cases: Suite.Name
+  ctest --test-dir build/asan -L unit -E '^[^.]*$' -j2 --output-on-failure --timeout 600  # GoogleTest cases: Suite.Name
 
 log "TSan: the operator runtime, the reconciler, the trainer's shard store, membership and thread pool"
 # Against an Abseil built with TSan (Debian's prebuilt one hides absl::Mutex from TSan). The
@@ -48,8 +48,14 @@ absl_tsan=$(scripts/build-absl-tsan.sh)
 tsan_suites=(operator_runtime_test operator_reconciler_test shard_store_test membership_test schemes_test
              push_test axpy_test)
 cmake --build build/tsan --target "${tsan_suites[@]}"
+# Each suite has 600 s (the slowest takes about 20 s here): a hang fails the run with its name
+# instead of running out CI's time.
 ((build_only)) || for suite in "${tsan_suites[@]}"; do
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" build/tsan/bin/$suite --gtest_brief=1
+  rc=0
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+    timeout 600 build/tsan/bin/$suite --gtest_brief=1 || rc=$?
+  if ((rc == 124)); then log "TSan: $suite ran past 600 s and was stopped"; fi
+  if ((rc != 0)); then exit "$rc"; fi
 done
 
 log "clang -Wthread-safety: every library"

@@ -36,10 +36,28 @@ trap 'kill -- -$checks 2>/dev/null' EXIT
 echo "make test: Kueue, the peer, kube-router and the sanitizer and CUDA trees build in the background (log: $log)"
 
 results=()
+current="" current_start=0 current_pid=""
+summary() {
+  echo "make test:"
+  for r in "${results[@]}"; do echo "  $r"; done
+}
+# A run stopped from outside (CI's time limit, ^C) still says where it was and what had passed;
+# a log cut to its tail otherwise shows only the last suite's output.
+stopped() {
+  echo "make test: stopped by a signal $SECONDS s in, $((SECONDS - current_start)) s into: ${current:-the background builds}"
+  [[ -n $current_pid ]] && kill "$current_pid" 2>/dev/null
+  summary
+  exit 143
+}
+trap stopped TERM INT
 step() {  # step NAME COMMAND...: runs COMMAND and records NAME's result
-  local name=$1 start=$SECONDS; shift
-  if "$@"; then results+=("passed  $name ($((SECONDS - start)) s)")
-  else results+=("FAILED  $name ($((SECONDS - start)) s)"); fi
+  current=$1 current_start=$SECONDS; shift
+  echo "make test: $current: started $SECONDS s in"
+  # In the background and waited for, so that a signal reaches the trap at once.
+  "$@" & current_pid=$!
+  if wait "$current_pid"; then results+=("passed  $current ($((SECONDS - current_start)) s)")
+  else results+=("FAILED  $current ($((SECONDS - current_start)) s)"); fi
+  current="" current_pid=""
 }
 ctest_args=(--test-dir "$build" --output-on-failure --timeout 1800)
 step "suites without a cluster" ctest "${ctest_args[@]}" -LE e2e -j2
@@ -54,10 +72,7 @@ cat "$log"
 step "sanitizers (ASan+UBSan, TSan, clang -Wthread-safety)" scripts/sanitize.sh
 step "CUDA compile and gpu tests" make --no-print-directory cuda
 
-echo "make test:"
+summary
 rc=0
-for r in "${results[@]}"; do
-  echo "  $r"
-  [[ $r == passed* ]] || rc=1
-done
+for r in "${results[@]}"; do [[ $r == passed* ]] || rc=1; done
 exit $rc
