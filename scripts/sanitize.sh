@@ -37,7 +37,7 @@ cmake --build build/asan --target "${unit_targets[@]}"
 ((build_only)) || ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
 LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0" \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ctest --test-dir build/asan -L unit -E '^[^.]*$' -j2 --output-on-failure --timeout 600  # GoogleTest cases: Suite.Name
+  ctest --test-dir build/asan -L unit -E '^[^.]*$' -j2 --output-on-failure  # GoogleTest cases: Suite.Name
 
 log "TSan: the operator runtime, the reconciler, the trainer's shard store, membership and thread pool"
 # Against an Abseil built with TSan (Debian's prebuilt one hides absl::Mutex from TSan). The
