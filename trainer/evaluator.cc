@@ -10,25 +10,26 @@
 #include "common/log.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/snapshot.h"
+#include "trainer/engine/engine_factory.h"
+#include "trainer/engine/sparse_engine.h"
 #include "trainer/events.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/roles.h"
-#include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
 #include "trainer/termination_message.h"
 #include "trainer/wire/wire.h"
+#include "trainer/worker/ps_client.h"
 
 namespace disttrain::trainer {
 
 int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::atomic<bool>& stop) {
-  absl::StatusOr<Setup> setup = BuildSetup(o, "test");
-  if (!setup.ok()) {
-    LogError("cannot set up evaluation", {{"error", setup.status().ToString()}});
+  absl::StatusOr<std::unique_ptr<GradientEngine>> engine =
+      MakeGradientEngine(o, spec, /*evaluate=*/true);
+  if (!engine.ok()) {
+    LogError("cannot set up evaluation", {{"error", engine.status().ToString()}});
     return kExitUsage;
   }
-  const int n = setup->model->needs_data()
-                    ? std::min<int>(setup->data.n, static_cast<int>(o.eval_examples))
-                    : 0;
+  const std::vector<VariableSpec> variables = (*engine)->Variables();
   std::unique_ptr<EventWriter> summaries;
   if (absl::StatusOr<std::unique_ptr<EventWriter>> w = EventWriter::Open(SummaryDir(o, "eval"));
       w.ok()) {
@@ -56,39 +57,58 @@ int RunEvaluator(const ClusterSpec& spec, const TrainerOptions& o, const std::at
     absl::StatusOr<Checkpoint> c = next(wait);
     waited = absl::Now() - start >= absl::Milliseconds(250);
     if (!c.ok()) return last >= o.steps;
-    if (!SameVariables(c->variables, setup->model->Variables())) {
+    if (!SameVariables(c->variables, variables)) {
       LogError(absl::StrCat(c->path, " holds another model's variables"));
       foreign = true;
       return true;
     }
-    EvalResult r = setup->model->Evaluate(c->values, n > 0 ? setup->data.Rows(0, n) : Batch{});
+    const EvalResult r = (*engine)->Evaluate(c->values);
+    if (absl::Status s = (*engine)->TakeError(); !s.ok()) {
+      // The embedding rows could not be read (a server restarting): try this checkpoint again.
+      LogWarning("could not evaluate a checkpoint", {{"error", s.ToString()}});
+      return false;
+    }
     last = c->global_step;
+    // Click-through models report the AUC and the log loss; the classifiers their accuracy.
+    const bool ctr = r.auc.has_value();
+    const double score = ctr ? *r.auc : r.accuracy;
+    const char* score_name = ctr ? "auc" : "accuracy";
     EmitEvent({{"event", "eval"},
                {"task", spec.TaskName()},
                {"global_step", c->global_step},
-               {"accuracy", r.accuracy},
-               {"loss", r.loss},
-               {"examples", n}});
+               {score_name, score},
+               {ctr ? "log_loss" : "loss", r.loss},
+               {"examples", r.examples}});
     TrainerMetrics& m = Metrics();
-    m.eval_accuracy->Set({}, r.accuracy);
+    (ctr ? m.eval_auc : m.eval_accuracy)->Set({}, score);
     m.eval_loss->Set({}, r.loss);
     m.eval_step->Set({}, static_cast<double>(c->global_step));
     if (summaries != nullptr) {
-      absl::Status s =
-          summaries->WriteScalars(c->global_step, {{"accuracy", r.accuracy}, {"loss", r.loss}});
+      absl::Status s = summaries->WriteScalars(
+          c->global_step, {{score_name, static_cast<float>(score)},
+                           {ctr ? "log_loss" : "loss", static_cast<float>(r.loss)}});
       if (!s.ok()) {
         LogWarning("stopped writing summaries", {{"error", s.ToString()}});
         summaries.reset();
       }
     }
-    result = {{"globalStep", c->global_step}, {"accuracy", r.accuracy}, {"loss", r.loss}};
+    result = {{"globalStep", c->global_step}, {ctr ? "auc" : "accuracy", score}, {"loss", r.loss}};
+    if (ctr) result["logLoss"] = r.loss;
     LogInfo("evaluated a checkpoint", {{"global_step", absl::StrCat(c->global_step)},
-                                       {"accuracy", absl::StrCat(r.accuracy)},
+                                       {score_name, absl::StrCat(score)},
                                        {"loss", absl::StrCat(r.loss)}});
     return last >= o.steps;
   };
   auto finish = [&] {
     if (!result.is_null()) WriteTerminationMessage(o.termination_message_path, result);
+    // The parameter servers hold the embedding rows for this evaluator's lookups until it says
+    // it is done (or their --final-snapshot-seconds pass).
+    if (IsSparseModel(o.model)) {
+      PsClient done(spec.ps, {}, spec.TaskName());
+      if (absl::Status s = done.LeaveAll(absl::Seconds(2)); !s.ok())
+        LogWarning("could not tell the parameter servers the evaluation is done",
+                   {{"error", s.ToString()}});
+    }
     return foreign ? kExitUsage : kExitOk;
   };
   while (!stop) {

@@ -69,13 +69,27 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
   f->Int("steps", &o->steps,
          "Global steps to train; the chief finishes at this global step. The default depends on "
          "--mode.");
-  f->String("model", &o->model, "toy, softmax or mlp.");
+  f->String("model", &o->model,
+            "Dense models on Fashion-MNIST: toy, softmax or mlp. Recommendation models on the "
+            "data --schema describes, with embedding tables on the parameter servers: lr "
+            "(logistic regression), fm (factorization machine), deepfm, widedeep (Wide & Deep).");
   f->String("hidden", &o->hidden,
-            "Hidden layers of --model mlp: their widths, comma-separated, input side first (100: "
-            "one layer of 100 ReLU units; 1024,1024: two of 1024).");
+            "Hidden layers of --model mlp, deepfm and widedeep: their widths, comma-separated, "
+            "input side first (100: one layer of 100 ReLU units; 1024,1024: two of 1024).");
   f->String("dataset", &o->dataset, "fashion-mnist (IDX files; ignored by --model toy).");
   f->String("data-dir", &o->data_dir,
-            "Folder of the IDX files; default /usr/share/datasets/fashion-mnist.");
+            "Folder of the IDX files (default /usr/share/datasets/fashion-mnist); for the "
+            "recommendation models, the folder relative file names of the schema resolve in "
+            "(default: the schema file's own folder).");
+  f->String("schema", &o->schema,
+            "Recommendation models: the schema file (YAML or JSON) naming the data files, their "
+            "columns and the embedding tables (docs/trainer.md#the-schema-file).");
+  f->Bool("skip-bad-records", &o->skip_bad_records,
+          "Recommendation models: skip (and count) records the schema cannot read instead of "
+          "stopping with an error that names the file, line or record and column.");
+  f->Int("full-checkpoint-every", &o->full_checkpoint_every,
+         "Recommendation models: every Nth checkpoint of the embedding tables holds all their "
+         "rows; the ones between hold the rows changed since the checkpoint before.");
   f->String("model-dir", &o->model_dir,
             "Where the chief writes checkpoints and the evaluator reads them.");
   f->Int("checkpoint-steps", &o->checkpoint_steps, "Global steps between checkpoints.");
@@ -182,10 +196,19 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.replicas_to_aggregate < 0) return bad("--replicas-to-aggregate must not be negative");
   if (o.dataset != "fashion-mnist")
     return bad(absl::StrCat("--dataset \"", o.dataset, "\" is not fashion-mnist"));
-  if (o.model != "toy" && o.model != "softmax" && o.model != "mlp") {
-    return bad(absl::StrCat("--model \"", o.model, "\" is not toy, softmax or mlp"));
+  const bool sparse =
+      o.model == "lr" || o.model == "fm" || o.model == "deepfm" || o.model == "widedeep";
+  if (o.model != "toy" && o.model != "softmax" && o.model != "mlp" && !sparse) {
+    return bad(absl::StrCat("--model \"", o.model,
+                            "\" is not toy, softmax, mlp, lr, fm, deepfm or widedeep"));
   }
-  if (o.model == "mlp") {
+  if (sparse && o.schema.empty())
+    return bad(
+        absl::StrCat("--model ", o.model, " needs --schema (the data's columns and tables)"));
+  if (!sparse && !o.schema.empty())
+    return bad("--schema is for the recommendation models (lr, fm, deepfm, widedeep)");
+  if (o.full_checkpoint_every < 1) return bad("--full-checkpoint-every must be at least 1");
+  if (o.model == "mlp" || o.model == "deepfm" || o.model == "widedeep") {
     if (absl::StatusOr<std::vector<int>> h = ParseHiddenLayers(o.hidden); !h.ok())
       return h.status();
   }

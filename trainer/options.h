@@ -29,6 +29,13 @@ struct TrainerOptions {
   std::string hidden = "100";  // widths of the MLP's hidden layers, comma-separated
   std::string dataset = "fashion-mnist";
   std::string data_dir;
+  // Recommendation models (lr, fm, deepfm, widedeep): the schema file of their data
+  // (trainer/data/schema.h), whether records it cannot read are skipped (and counted) rather than
+  // fatal, and how often a table checkpoint is a full one rather than the rows changed since the
+  // last (every Nth).
+  std::string schema;
+  bool skip_bad_records = false;
+  int64_t full_checkpoint_every = 5;
   std::string model_dir = "/tmp/disttrain-model";
   int64_t checkpoint_steps = 100;
   int64_t keep_checkpoints = 5;

@@ -19,6 +19,10 @@ TrainerMetrics::TrainerMetrics() {
                         {"direction"});
   rpc_errors =
       r.Counter("disttrain_trainer_rpc_errors_total", "Failed parameter-server calls.", {"op"});
+  sparse_bytes = r.Counter("disttrain_trainer_sparse_bytes_total",
+                           "Embedding-row bytes sent to (pushed: gradients) or read from (pulled: "
+                           "rows) parameter servers.",
+                           {"direction"});
   checkpoint_step =
       r.Gauge("disttrain_trainer_checkpoint_step", "Global step of the chief's last checkpoint.");
   checkpoint_age_seconds =
@@ -43,12 +47,39 @@ TrainerMetrics::TrainerMetrics() {
               "replicas).");
   eval_accuracy =
       r.Gauge("disttrain_evaluator_accuracy", "Test accuracy of the last checkpoint evaluated.");
+  eval_auc = r.Gauge("disttrain_evaluator_auc",
+                     "ROC AUC of the last checkpoint evaluated (click-through models).");
+  ps_table_rows =
+      r.Gauge("disttrain_ps_table_rows", "Rows of an embedding table on this server.", {"table"});
+  ps_table_memory_bytes = r.Gauge(
+      "disttrain_ps_table_memory_bytes",
+      "Bytes an embedding table's rows, optimiser state, index and counts take here.", {"table"});
+  ps_table_rows_created = r.Counter("disttrain_ps_table_rows_created_total",
+                                    "Rows created (first sight, or once admitted).", {"table"});
+  ps_table_evictions = r.Counter("disttrain_ps_table_evictions_total",
+                                 "Rows evicted to keep a table within its capacity.", {"table"});
+  ps_table_not_admitted = r.Counter(
+      "disttrain_ps_table_not_admitted_total",
+      "Row gradients dropped because their id was not seen min_count times yet.", {"table"});
+  ps_table_rows_pulled =
+      r.Counter("disttrain_ps_table_rows_pulled_total", "Rows read by lookups.", {"table"});
+  ps_table_rows_updated = r.Counter("disttrain_ps_table_rows_updated_total",
+                                    "Rows updated by pushed gradients.", {"table"});
   eval_loss = r.Gauge("disttrain_evaluator_loss", "Test loss of the last checkpoint evaluated.");
   eval_step =
       r.Gauge("disttrain_evaluator_global_step", "Global step of the last checkpoint evaluated.");
 }
 
+void TrainerMetrics::SetBeforeScrape(std::function<void()> fn) {
+  absl::MutexLock lock(&scrape_mu_);
+  before_scrape_ = std::move(fn);
+}
+
 std::string TrainerMetrics::Render(const std::string& prefix) {
+  {
+    absl::MutexLock lock(&scrape_mu_);
+    if (before_scrape_) before_scrape_();
+  }
   const double last = last_checkpoint_unix.load();
   checkpoint_age_seconds->Set({}, last > 0 ? absl::ToUnixMicros(absl::Now()) / 1e6 - last : 0);
   return registry.Render(prefix);

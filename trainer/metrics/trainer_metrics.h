@@ -5,10 +5,13 @@
 #define DISTTRAIN_TRAINER_METRICS_TRAINER_METRICS_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/http_server.h"
 #include "common/metrics.h"
 #include "trainer/cluster_spec.h"
@@ -27,10 +30,21 @@ struct TrainerMetrics {
   MetricFamily* rpc_seconds;          // {op}: push_pull (one step, every server), init
   MetricFamily* rpc_bytes;            // {direction}: pushed, pulled (tensor bytes)
   MetricFamily* rpc_errors;           // {op}
+  MetricFamily* sparse_bytes;         // {direction}: embedding rows pushed, pulled
   // Chief.
   MetricFamily* checkpoint_step;
   MetricFamily* checkpoint_age_seconds;  // refreshed at every scrape
   std::atomic<double> last_checkpoint_unix{0};
+  // Parameter servers' embedding tables, refreshed from the tables at every scrape.
+  MetricFamily* ps_table_rows;          // {table}
+  MetricFamily* ps_table_memory_bytes;  // {table}
+  MetricFamily* ps_table_rows_created;  // {table}
+  MetricFamily* ps_table_evictions;     // {table}
+  MetricFamily* ps_table_not_admitted;  // {table}: gradients dropped, the id not admitted yet
+  MetricFamily* ps_table_rows_pulled;   // {table}
+  MetricFamily* ps_table_rows_updated;  // {table}
+  // `fn` runs before every scrape (the parameter server refreshes its tables' figures).
+  void SetBeforeScrape(std::function<void()> fn);
   // Parameter servers.
   MetricFamily* ps_applied;        // complete pushes applied
   MetricFamily* ps_dropped;        // complete pushes dropped as stale (sync)
@@ -39,11 +53,16 @@ struct TrainerMetrics {
   MetricFamily* ps_replicas_to_aggregate;  // sync: gradients the next step averages
   // Evaluator.
   MetricFamily* eval_accuracy;
+  MetricFamily* eval_auc;  // click-through models
   MetricFamily* eval_loss;
   MetricFamily* eval_step;
 
   // The text a scrape returns: the families named `prefix`* (refreshes the checkpoint age first).
   std::string Render(const std::string& prefix);
+
+ private:
+  absl::Mutex scrape_mu_;
+  std::function<void()> before_scrape_ ABSL_GUARDED_BY(scrape_mu_);
 };
 
 TrainerMetrics& Metrics();

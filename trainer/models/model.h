@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct Batch {
 struct EvalResult {
   double loss = 0;
   double accuracy = 0;
+  // Click-through models (trainer/models/ctr_model.h): the ROC AUC and the log loss (the loss)
+  // instead of an accuracy.
+  std::optional<double> auc;
+  int64_t examples = 0;
 };
 
 class Model {

@@ -16,7 +16,8 @@ ParameterServer::ParameterServer(const std::function<std::unique_ptr<UpdateRule>
                                  int push_buffers, int partitions, const Clock* clock)
     : push_buffers_(push_buffers),
       clock_(clock),
-      incarnation_(absl::StrCat(std::random_device{}(), "-", absl::ToUnixMicros(absl::Now()))) {
+      incarnation_(absl::StrCat(std::random_device{}(), "-", absl::ToUnixMicros(absl::Now()))),
+      embeddings_(std::make_unique<EmbeddingStore>(0, 1)) {
   for (int i = 0; i < std::max(1, partitions); ++i) rules_.push_back(make_rule());
   {
     absl::MutexLock lock(&mu_);
@@ -182,13 +183,78 @@ void ParameterServer::Seen(const std::string& replica, bool push) {
 
 int ParameterServer::live_replicas() const { return live_.load(); }
 
+bool ParameterServer::AwaitEvaluatorDone(absl::Time deadline) {
+  return evaluator_done_.WaitForNotificationWithDeadline(deadline);
+}
+
 grpc::Status ParameterServer::Leave(grpc::ServerContext*, const v1::LeaveRequest* request,
                                     v1::LeaveResponse* response) {
+  if (request->worker().rfind("evaluator", 0) == 0) {
+    if (!evaluator_done_.HasBeenNotified()) evaluator_done_.Notify();
+    return grpc::Status::OK;
+  }
   absl::MutexLock lock(&members_mu_);
   if (!members_.has_value()) return grpc::Status::OK;
   if (members_->Leave(request->worker()))
     ReplicasChanged("a training replica left", request->worker());
   response->set_live_replicas(members_->live());
+  return grpc::Status::OK;
+}
+
+void ParameterServer::HoldIdsOf(int ps_index, int num_ps) {
+  embeddings_ = std::make_unique<EmbeddingStore>(ps_index, num_ps);
+}
+
+namespace {
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+}  // namespace
+
+grpc::Status ParameterServer::CreateTables(grpc::ServerContext*,
+                                           const v1::CreateTablesRequest* request,
+                                           v1::CreateTablesResponse*) {
+  absl::Status s = embeddings_->CreateTables(*request);
+  if (s.ok()) {
+    LogInfo("embedding tables declared", {{"tables", absl::StrCat(request->tables_size())},
+                                          {"reset", request->reset() ? "true" : "false"}});
+  }
+  return ToGrpc(s);
+}
+
+grpc::Status ParameterServer::SparsePushPull(grpc::ServerContext*,
+                                             const v1::SparsePushPullRequest* request,
+                                             v1::SparsePushPullResponse* response) {
+  if (!request->worker().empty() && !request->push().empty()) Seen(request->worker(), false);
+  absl::Status s = embeddings_->PushPull(*request, response);
+  if (!s.ok()) {
+    Metrics().ps_refused->Add({absl::StatusCodeToString(s.code())}, 1);
+    return ToGrpc(s);
+  }
+  response->set_incarnation(incarnation_);
+  return grpc::Status::OK;
+}
+
+grpc::Status ParameterServer::ExportRows(grpc::ServerContext*, const v1::ExportRowsRequest* request,
+                                         grpc::ServerWriter<v1::RowBlock>* writer) {
+  return ToGrpc(embeddings_->Export(*request, incarnation_, size_t{1} << 20,
+                                    [&](const v1::RowBlock& b) { return writer->Write(b); }));
+}
+
+grpc::Status ParameterServer::ImportRows(grpc::ServerContext* ctx,
+                                         grpc::ServerReader<v1::RowBlock>* reader,
+                                         v1::ImportRowsResponse* response) {
+  v1::RowBlock block;
+  uint64_t rows = 0;
+  while (reader->Read(&block)) {
+    if (absl::Status s = embeddings_->Import(block); !s.ok()) return ToGrpc(s);
+    rows += static_cast<uint64_t>(block.ids_size());
+  }
+  if (ctx->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "import cancelled");
+  response->set_rows(rows);
   return grpc::Status::OK;
 }
 

@@ -19,9 +19,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "disttrain/trainer/v1/parameter_server.grpc.pb.h"
 #include "trainer/checkpoint/snapshot.h"
+#include "trainer/ps/embedding_store.h"
 #include "trainer/ps/membership.h"
 #include "trainer/ps/partitions.h"
 #include "trainer/ps/shard_store.h"
@@ -58,6 +60,22 @@ class ParameterServer final
                            grpc::ServerWriter<v1::SnapshotPart>* writer) override;
   grpc::Status Leave(grpc::ServerContext* ctx, const v1::LeaveRequest* request,
                      v1::LeaveResponse* response) override;
+  // Embedding tables (embedding_store.h).
+  grpc::Status CreateTables(grpc::ServerContext* ctx, const v1::CreateTablesRequest* request,
+                            v1::CreateTablesResponse* response) override;
+  grpc::Status SparsePushPull(grpc::ServerContext* ctx, const v1::SparsePushPullRequest* request,
+                              v1::SparsePushPullResponse* response) override;
+  grpc::Status ExportRows(grpc::ServerContext* ctx, const v1::ExportRowsRequest* request,
+                          grpc::ServerWriter<v1::RowBlock>* writer) override;
+  grpc::Status ImportRows(grpc::ServerContext* ctx, grpc::ServerReader<v1::RowBlock>* reader,
+                          v1::ImportRowsResponse* response) override;
+  // This server's place among the job's `num_ps` servers: the ids of its share of every table
+  // (trainer/embedding/id_hash.h). Call before serving; without it the server holds every id.
+  void HoldIdsOf(int ps_index, int num_ps);
+  EmbeddingStore& embeddings() { return *embeddings_; }
+  // Waits until an evaluator said it is done (Leave) or `deadline`: the embedding rows its final
+  // lookups need must outlive training. False at the deadline.
+  bool AwaitEvaluatorDone(absl::Time deadline);
 
   // Counts the training replicas live (trainer/ps/membership.h), starting from `initial`, and
   // tells every partition's rule when their number changes. Call before serving; without it the
@@ -92,6 +110,8 @@ class ParameterServer final
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<ShardStore>> stores_ ABSL_GUARDED_BY(mu_);  // by partition
   SnapshotSlot snapshot_;
+  std::unique_ptr<EmbeddingStore> embeddings_;
+  absl::Notification evaluator_done_;
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> observed_[2] = {};
   // Lock order: members_mu_, then a rule's own lock (its step may run waiting pulls' replies).

@@ -11,13 +11,14 @@
 #include "common/log.h"
 #include "trainer/checkpoint/checkpoint.h"
 #include "trainer/checkpoint/snapshot.h"
+#include "trainer/engine/dense_engine.h"
+#include "trainer/engine/engine_factory.h"
 #include "trainer/events.h"
 #include "trainer/kernels/axpy.h"
 #include "trainer/kernels/mlp_kernels.h"
 #include "trainer/kernels/parallel_for.h"
 #include "trainer/metrics/trainer_metrics.h"
 #include "trainer/roles.h"
-#include "trainer/setup.h"
 #include "trainer/summary/event_writer.h"
 #include "trainer/termination_message.h"
 #include "trainer/wire/wire.h"
@@ -29,32 +30,16 @@
 namespace disttrain::trainer {
 namespace internal {
 
-Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup, SchemeConfig scheme)
+Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o,
+                 std::unique_ptr<GradientEngine> engine, SchemeConfig scheme)
     : spec_(spec),
       o_(o),
-      setup_(std::move(setup)),
+      engine_(std::move(engine)),
       chief_(spec.role == Role::kChief),
       sync_(IsSynchronous(scheme.scheme)),
-      towers_(static_cast<int>(o.local_replicas)),
       scheme_(MakeWorkerScheme(scheme, spec.replica_rank)),
-      variables_(setup_.model->Variables()),
+      variables_(engine_->Variables()),
       client_(spec.ps, variables_, spec.TaskName(), static_cast<int>(o.ps_connections)) {
-  if (setup_.model->needs_data()) {
-    shard_ = ShardOf(setup_.data, spec.replica_rank, spec.num_replicas());
-    // One iterator per tower, over its own part of the replica's shard: an iterator's batch
-    // lives in its own buffer until its next batch.
-    if (towers_ > 1) {
-      for (int t = 0; t < towers_; ++t) tower_shards_.push_back(ShardOf(shard_, t, towers_));
-    }
-    for (int t = 0; t < towers_; ++t) {
-      batches_.push_back(std::make_unique<BatchIterator>(
-          towers_ > 1 ? &tower_shards_[t] : &shard_, static_cast<int>(o.batch_size),
-          static_cast<uint64_t>(o.seed) * 7919 + spec.replica_rank + 104729ull * t));
-    }
-    staged_.assign(towers_, false);
-    unstaged_x_.resize(towers_);
-    unstaged_y_.resize(towers_);
-  }
   std::unique_ptr<EventWriter> summaries;
   if (chief_) {
     absl::StatusOr<std::unique_ptr<EventWriter>> w = EventWriter::Open(SummaryDir(o, "train"));
@@ -67,35 +52,13 @@ Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o, Setup setup, 
   StepReporter::Config report;
   report.task = spec.TaskName();
   report.batch_size = o.batch_size;
-  report.batches_per_commit = static_cast<int64_t>(scheme_->local_steps()) * towers_;
+  report.batches_per_commit =
+      static_cast<int64_t>(scheme_->local_steps()) * engine_->batches_per_gradient();
   report.log_every = o.log_every;
   report.sync = sync_;
   report.replicas_to_aggregate = o.replicas_to_aggregate;
   report.tf_config_replicas = spec.num_replicas();
   reporter_ = std::make_unique<StepReporter>(std::move(report), &Metrics(), std::move(summaries));
-}
-
-absl::Status Replica::UseCuda(int devices) {
-  const std::vector<VariableSpec> v = setup_.model->Variables();
-  if (v.size() < 4) return absl::InvalidArgumentError("the CUDA kernels need --model mlp");
-  // Kernel and bias per layer: a layer's width is its bias's size.
-  kernels::MlpShape shape;
-  shape.in = static_cast<int>(v[0].size / v[1].size);
-  for (size_t l = 0; l + 1 < v.size() / 2; ++l)
-    shape.hidden.push_back(static_cast<int>(v[2 * l + 1].size));
-  shape.out = static_cast<int>(v.back().size);
-  for (int t = 0; t < towers_; ++t) {
-    absl::StatusOr<std::unique_ptr<kernels::CudaMlp>> mlp =
-        kernels::CudaMlp::Create(t % devices, shape, static_cast<int>(o_.batch_size));
-    if (!mlp.ok())
-      return absl::Status(mlp.status().code(), absl::StrCat("tower ", t, " on GPU ", t % devices,
-                                                            ": ", mlp.status().message()));
-    cuda_.push_back(*std::move(mlp));
-  }
-  LogInfo("computing gradients on CUDA devices", {{"task", spec_.TaskName()},
-                                                  {"devices", absl::StrCat(devices)},
-                                                  {"towers", absl::StrCat(towers_)}});
-  return absl::OkStatus();
 }
 
 bool Replica::Tolerate(const absl::Status& s) {
@@ -126,6 +89,10 @@ absl::Status Replica::InitializeOrRestore() {
       return absl::FailedPreconditionError(
           absl::StrCat(ckpt->path, " holds another model's variables"));
     }
+    if (absl::Status s = engine_->PrepareServers(o_.model_dir, ckpt->global_step); !s.ok()) {
+      if (s.code() == absl::StatusCode::kDataLoss) usage_error_ = true;
+      return s;
+    }
     if (absl::Status s = client_.InitAll(ckpt->values, ckpt->global_step); !s.ok()) return s;
     last_checkpoint_ = ckpt->global_step;
     LogInfo("restored the parameter servers from a checkpoint",
@@ -134,7 +101,8 @@ absl::Status Replica::InitializeOrRestore() {
         {{"event", "restore"}, {"task", spec_.TaskName()}, {"global_step", ckpt->global_step}});
     return absl::OkStatus();
   }
-  if (absl::Status s = client_.InitAll(setup_.model->Initialize(static_cast<uint64_t>(o_.seed)), 0);
+  if (absl::Status s = engine_->PrepareServers(o_.model_dir, std::nullopt); !s.ok()) return s;
+  if (absl::Status s = client_.InitAll(engine_->Initialize(static_cast<uint64_t>(o_.seed)), 0);
       !s.ok())
     return s;
   LogInfo("initialised the parameter servers",
@@ -160,6 +128,10 @@ void Replica::CheckpointBeforeStopping() {
 void Replica::SaveCheckpoint(int64_t step, const Params& params, bool final) {
   absl::Status written = WriteCheckpoint(o_.model_dir, step, variables_, params,
                                          static_cast<int>(o_.keep_checkpoints));
+  // What else the servers hold (embedding tables) goes beside the dense variables; without it
+  // the checkpoint cannot be restored, so its failure is the checkpoint's.
+  if (written.ok())
+    written = engine_->SaveCheckpoint(o_.model_dir, step, static_cast<int>(o_.keep_checkpoints));
   if (!written.ok()) LogWarning("checkpoint failed", {{"error", written.ToString()}});
   absl::Status published = absl::OkStatus();
   if (o_.eval_source == "ps") {  // the evaluator reads checkpoints from ps 0, not from the disk
@@ -257,7 +229,10 @@ int Replica::Run(const std::atomic<bool>& stop) {
     if (verdict.restarted)
       LogInfo("a parameter server restarted; resuming at its step",
               {{"task", spec_.TaskName()}, {"global_step", absl::StrCat(r->global_step)}});
-    if (verdict.new_incarnations) scheme_->Reset();
+    if (verdict.new_incarnations) {
+      scheme_->Reset();
+      engine_->Reset();
+    }
     if (!verdict.train) continue;  // the step's aggregate is not applied yet
     const int64_t step = verdict.step;
     if (step >= o_.steps) {
@@ -270,8 +245,20 @@ int Replica::Run(const std::atomic<bool>& stop) {
     if (train_start_ == absl::InfiniteFuture()) train_start_ = absl::Now();
     const absl::Time round_start = absl::Now();
     const float loss = scheme_->Round(
-        params, [this](const Params& at, Params* g) { return Gradient(at, g); }, &grads);
+        params, [this](const Params& at, Params* g) { return engine_->Gradient(at, g); }, &grads);
     round_time_ += absl::Now() - round_start;
+    // An engine that exchanges with the servers itself (embedding rows) failed during the round:
+    // the round is dropped, as a failed exchange would be; bad data ends the run.
+    if (absl::Status s = engine_->TakeError(); !s.ok()) {
+      if (s.code() == absl::StatusCode::kInvalidArgument ||
+          s.code() == absl::StatusCode::kDataLoss || s.code() == absl::StatusCode::kNotFound) {
+        LogError("cannot train on the data", {{"task", spec_.TaskName()}, {"error", s.ToString()}});
+        return kExitUsage;
+      }
+      ready = false;
+      if (s.code() != absl::StatusCode::kFailedPrecondition && !Tolerate(s)) return kExitTransient;
+      continue;
+    }
     reporter_->Record(step, loss);
     tracker.Computed(step);
   }
@@ -291,6 +278,9 @@ int Replica::Run(const std::atomic<bool>& stop) {
 }
 
 int Replica::Finish() {
+  // The last batch's row gradients are part of the trained model.
+  if (absl::Status s = engine_->Flush(); !s.ok())
+    LogWarning("cannot send the last row gradients", {{"error", s.ToString()}});
   Params params;
   absl::StatusOr<int64_t> pulled = client_.PullAll(&params);
   if (!pulled.ok()) {
@@ -300,12 +290,7 @@ int Replica::Finish() {
   // Always, even when a restored checkpoint is at this step already: a restarted ps 0 may not
   // hold it, and the evaluator needs the final snapshot marked as final.
   SaveCheckpoint(*pulled, params, /*final=*/true);
-  EvalResult r;
-  if (setup_.model->needs_data()) {
-    r = setup_.model->Evaluate(params, shard_.Rows(0, std::min(shard_.n, 2000)));
-  } else {
-    r = setup_.model->Evaluate(params, Batch{});
-  }
+  const EvalResult r = engine_->Evaluate(params);
   nlohmann::json done = {
       {"event", "done"}, {"task", spec_.TaskName()}, {"global_step", *pulled}, {"loss", r.loss}};
   // From the chief's first step to its last: global steps / train_seconds is the job's step rate.
@@ -317,11 +302,16 @@ int Replica::Finish() {
     done["exchange_seconds"] = absl::ToDoubleSeconds(exchange_time_);
     done["round_seconds"] = absl::ToDoubleSeconds(round_time_);
   }
-  if (setup_.model->needs_data()) done["train_accuracy"] = r.accuracy;
-  if (!setup_.model->needs_data()) done["variables"] = params;
-  EmitEvent(done);
   nlohmann::json result = {{"globalStep", *pulled}, {"loss", r.loss}};
-  if (setup_.model->needs_data()) result["trainAccuracy"] = r.accuracy;
+  if (r.auc.has_value()) {
+    done["train_auc"] = *r.auc;
+    result["trainAuc"] = *r.auc;
+  } else if (engine_->needs_data()) {
+    done["train_accuracy"] = r.accuracy;
+    result["trainAccuracy"] = r.accuracy;
+  }
+  if (!engine_->needs_data()) done["variables"] = params;
+  EmitEvent(done);
   if (done.contains("train_seconds")) result["trainSeconds"] = done["train_seconds"];
   WriteTerminationMessage(o_.termination_message_path, result);
   LogInfo("training finished",
@@ -354,11 +344,6 @@ absl::StatusOr<int> CudaDevices() {
 }  // namespace
 
 int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atomic<bool>& stop) {
-  absl::StatusOr<Setup> setup = BuildSetup(o, "train");
-  if (!setup.ok()) {
-    LogError("cannot set up training", {{"error", setup.status().ToString()}});
-    return kExitUsage;
-  }
   absl::StatusOr<SchemeConfig> scheme = MakeSchemeConfig(o, spec.num_replicas());
   if (!scheme.ok()) {
     LogError("invalid training scheme", {{"error", scheme.status().ToString()}});
@@ -375,13 +360,20 @@ int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atom
   }
   TrainerOptions resolved = o;  // --local-replicas 0: a tower per GPU, or one on the CPU
   if (resolved.local_replicas == 0) resolved.local_replicas = std::max(devices, 1);
-  internal::Replica replica(spec, resolved, *std::move(setup), *std::move(scheme));
+  absl::StatusOr<std::unique_ptr<GradientEngine>> engine =
+      MakeGradientEngine(resolved, spec, /*evaluate=*/false);
+  if (!engine.ok()) {
+    LogError("cannot set up training", {{"error", engine.status().ToString()}});
+    return kExitUsage;
+  }
   if (devices > 0) {
-    if (absl::Status s = replica.UseCuda(devices); !s.ok()) {
+    if (absl::Status s = static_cast<DenseEngine&>(**engine).UseCuda(devices, spec.TaskName());
+        !s.ok()) {
       LogError("--device cuda", {{"error", s.ToString()}});
       return kExitUsage;
     }
   }
+  internal::Replica replica(spec, resolved, *std::move(engine), *std::move(scheme));
   return replica.Run(stop);
 }
 

@@ -27,7 +27,9 @@ class LoopbackServers {
   ~LoopbackServers() { Stop(); }
 
   // `num_ps` more servers of `partitions` partitions, each partition's rule made by `make_rule`.
+  // They hold the embedding ids of their share among all the servers started so far.
   void Start(int num_ps, const MakeRule& make_rule, int partitions = 1) {
+    total_ = static_cast<int>(services_.size()) + num_ps;
     for (int i = 0; i < num_ps; ++i) {
       services_.emplace_back();
       servers_.emplace_back();
@@ -57,6 +59,7 @@ class LoopbackServers {
  private:
   void Serve(int i, const MakeRule& make_rule, int partitions) {
     services_[i] = std::make_unique<ParameterServer>(make_rule, 1, partitions);
+    services_[i]->HoldIdsOf(i, total_);
     grpc::ServerBuilder builder;
     int bound = 0;
     builder.AddListeningPort(absl::StrCat("127.0.0.1:", ports_[i]),
@@ -76,6 +79,7 @@ class LoopbackServers {
   std::vector<std::unique_ptr<ParameterServer>> services_;
   std::vector<std::unique_ptr<grpc::Server>> servers_;
   std::vector<int> ports_;
+  int total_ = 0;
 };
 
 // InitAll, retried on UNAVAILABLE as the replica's loop retries it (Tolerate): a first

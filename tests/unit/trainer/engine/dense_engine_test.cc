@@ -1,4 +1,4 @@
-// A replica's per-step work (replica_compute.cc): the towers' gradients (--local-replicas), the
+// The dense models' engine (dense_engine.cc): the towers' gradients (--local-replicas), the
 // metrics of every step and the chief's TensorBoard scalars, observed through a chief training
 // the toy problem against a real parameter server on loopback.
 #include <atomic>
@@ -21,7 +21,7 @@ using testing::ExpectValues;
 using testing::kToyRate;
 using testing::ToyAfter;
 
-class ReplicaComputeTest : public testing::ReplicaFixture {
+class DenseEngineTest : public testing::ReplicaFixture {
  protected:
   void SetUp() override {
     ReplicaFixture::SetUp();
@@ -33,7 +33,7 @@ class ReplicaComputeTest : public testing::ReplicaFixture {
   }
 };
 
-TEST_F(ReplicaComputeTest, TowersAverageTheirGradientsAndCountEveryBatch) {
+TEST_F(DenseEngineTest, TowersAverageTheirGradientsAndCountEveryBatch) {
   options_.local_replicas = 2;
   const double before = Metrics().local_steps->Value({});
   ASSERT_EQ(Train(), kExitOk);
@@ -44,13 +44,13 @@ TEST_F(ReplicaComputeTest, TowersAverageTheirGradientsAndCountEveryBatch) {
   ExpectValues(last->values, ToyAfter(6));  // the towers' mean gradient, not their sum
 }
 
-TEST_F(ReplicaComputeTest, ReportsALiveExampleRateBeforeItsFirstSecondPassed) {
+TEST_F(DenseEngineTest, ReportsALiveExampleRateBeforeItsFirstSecondPassed) {
   Metrics().examples_per_second->Set({}, 0);
   ASSERT_EQ(Train(), kExitOk);
   EXPECT_GT(Metrics().examples_per_second->Value({}), 0);
 }
 
-TEST_F(ReplicaComputeTest, TheChiefsSummariesCountTheExamplesOfEveryTowerInAStep) {
+TEST_F(DenseEngineTest, TheChiefsSummariesCountTheExamplesOfEveryTowerInAStep) {
   options_.local_replicas = 2;
   options_.log_every = 1;
   ASSERT_EQ(Train(), kExitOk);
