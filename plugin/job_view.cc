@@ -75,6 +75,9 @@ std::string FormatResult(const json& status) {
   add("train accuracy", "trainAccuracy", Shown::kFigure);
   add("test accuracy", "accuracy", Shown::kFigure);
   add("test loss", "evalLoss", Shown::kFigure);
+  add("train AUC", "trainAuc", Shown::kFigure);
+  add("test AUC", "auc", Shown::kFigure);
+  add("test log loss", "logLoss", Shown::kFigure);
   add("evaluated at step", "evaluatedStep", Shown::kCount);
   add("training seconds", "trainSeconds", Shown::kSeconds);
   std::string out;

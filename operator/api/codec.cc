@@ -218,11 +218,15 @@ json EncodeResult(const JobResult& r) {
   put("accuracy", r.accuracy);
   put("evalLoss", r.eval_loss);
   put("evaluatedStep", r.evaluated_step);
+  put("trainAuc", r.train_auc);
+  put("auc", r.auc);
+  put("logLoss", r.log_loss);
   // Derived from the figures, so it is written with them, and never read back: a display that
   // the API server pruned (an older CRD) can then not make every pass write the status again.
   json display = json::object();
   if (r.loss) display["loss"] = FormatFigure(*r.loss);
   if (r.accuracy) display["accuracy"] = FormatFigure(*r.accuracy);
+  if (r.auc) display["auc"] = FormatFigure(*r.auc);
   if (!display.empty()) out["display"] = std::move(display);
   return out;
 }
@@ -237,6 +241,9 @@ absl::StatusOr<JobResult> DecodeResult(const json& j) {
   f.ReadDouble("accuracy", &r.accuracy);
   f.ReadDouble("evalLoss", &r.eval_loss);
   f.ReadInt("evaluatedStep", &r.evaluated_step);
+  f.ReadDouble("trainAuc", &r.train_auc);
+  f.ReadDouble("auc", &r.auc);
+  f.ReadDouble("logLoss", &r.log_loss);
   if (!f.status().ok()) return f.status();
   return r;
 }

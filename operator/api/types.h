@@ -203,6 +203,11 @@ struct JobResult {
   std::optional<double> train_seconds;
   std::optional<double> accuracy;  // the evaluator's, on the test split
   std::optional<double> eval_loss;
+  // Click-through models (--model lr, fm, deepfm, widedeep): the chief's AUC on training
+  // examples, and the evaluator's ROC AUC and log loss on the test split.
+  std::optional<double> train_auc;
+  std::optional<double> auc;
+  std::optional<double> log_loss;
   std::optional<int64_t> evaluated_step;  // the checkpoint the evaluator's figures are for
 
   bool operator==(const JobResult&) const = default;

@@ -117,6 +117,15 @@ TEST(JobViewTest, StatusShowsResultsWithFourSignificantDigits) {
                         "1.234e-05, training seconds 42.2\n"));
 }
 
+TEST(JobViewTest, StatusShowsAClickThroughModelsAuc) {
+  json job = json::parse(R"({"metadata": {"name": "deepfm", "namespace": "ml"},
+    "status": {"result": {"globalStep": 2000, "loss": 0.55, "trainAuc": 0.8123, "auc": 0.78123,
+                          "logLoss": 0.5561, "evaluatedStep": 2000}}})");
+  EXPECT_THAT(FormatStatus(job, {}, absl::Now()),
+              HasSubstr("Result:     step 2000, loss 0.55, train AUC 0.8123, test AUC 0.7812, "
+                        "test log loss 0.5561, evaluated at step 2000\n"));
+}
+
 TEST(JobViewTest, StatusOfAJobTheOperatorHasNotSeen) {
   const std::string out = FormatStatus(
       json::parse(R"({"metadata": {"name": "j", "namespace": "n"}})"), {}, absl::Now());

@@ -294,5 +294,18 @@ TEST(CodecTest, ResultKeepsFullPrecisionAndDisplaysFourSignificantDigits) {
   EXPECT_FALSE(EncodeStatus(status)["result"].contains("display")) << "no figure to display";
 }
 
+TEST(CodecTest, AClickThroughModelsResultRoundTripsWithItsAuc) {
+  JobStatus status;
+  status.result = JobResult{
+      .global_step = 2000, .loss = 0.5, .train_auc = 0.81, .auc = 0.78123, .log_loss = 0.556};
+  json stored = json::parse(EncodeStatus(status).dump());
+  EXPECT_EQ(stored["result"]["auc"].get<double>(), 0.78123);
+  EXPECT_EQ(stored["result"]["display"], json::parse(R"({"loss":"0.5","auc":"0.7812"})"))
+      << "for the AUC printer column";
+  absl::StatusOr<JobStatus> decoded = DecodeStatus(stored);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->result, status.result);
+}
+
 }  // namespace
 }  // namespace disttrain::api

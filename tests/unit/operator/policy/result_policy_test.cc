@@ -46,6 +46,19 @@ api::JobResult Trained() {
   return {.global_step = 1000, .loss = 0.25, .train_accuracy = 0.9, .train_seconds = 12.5};
 }
 api::JobResult Evaluated() { return {.accuracy = 0.85, .eval_loss = 0.4, .evaluated_step = 900}; }
+// A click-through model's chief and evaluator (trainer/models/ctr_model.h).
+constexpr char kCtrChiefMessage[] = R"({"globalStep":2000,"loss":0.55,"trainAuc":0.81})";
+constexpr char kCtrEvalMessage[] =
+    R"({"globalStep":2000,"auc":0.781,"loss":0.556,"logLoss":0.556})";
+api::JobResult Clicks() {
+  return {.global_step = 2000,
+          .loss = 0.55,
+          .eval_loss = 0.556,
+          .train_auc = 0.81,
+          .auc = 0.781,
+          .log_loss = 0.556,
+          .evaluated_step = 2000};
+}
 api::JobResult Both() {
   api::JobResult r = Trained();
   r.accuracy = 0.85;
@@ -104,6 +117,12 @@ INSTANTIATE_TEST_SUITE_P(
                    std::nullopt,
                    std::nullopt},
         ResultCase{"KeptWhenPodsAreGone", {}, true, Both(), Both()},
+        ResultCase{"ClickThroughModelsReportTheirAuc",
+                   {Ended(ReplicaType::kChief, 0, PodPhase::kSucceeded, kCtrChiefMessage),
+                    Ended(ReplicaType::kEvaluator, 0, PodPhase::kSucceeded, kCtrEvalMessage)},
+                   true,
+                   std::nullopt,
+                   Clicks()},
         ResultCase{"EvaluatorAddsToAKnownResult",
                    {Ended(ReplicaType::kEvaluator, 0, PodPhase::kSucceeded, kEvalMessage)},
                    true,
@@ -116,6 +135,9 @@ TEST(ResultPolicyTest, DescribesWhatIsKnown) {
       DescribeResult(Both()),
       "global step 1000, loss 0.2500, train accuracy 0.9000, test accuracy 0.8500 at step 900");
   EXPECT_EQ(DescribeResult(Evaluated()), "test accuracy 0.8500 at step 900");
+  EXPECT_EQ(DescribeResult(Clicks()),
+            "global step 2000, loss 0.5500, train AUC 0.8100, test AUC 0.7810 (log loss 0.5560) "
+            "at step 2000");
 }
 
 }  // namespace
