@@ -347,9 +347,16 @@ int Launcher::Run() {
     summary["global_step"] = source.is_null()
                                  ? nlohmann::json(nullptr)
                                  : source.value("global_step", nlohmann::json(nullptr));
-    summary["accuracy"] = last_eval_.is_null() ? nlohmann::json(nullptr) : last_eval_["accuracy"];
-    summary["loss"] =
-        source.is_null() ? nlohmann::json(nullptr) : source.value("loss", nlohmann::json(nullptr));
+    // A classifier's accuracy, or a click-through model's AUC and log loss.
+    if (!last_eval_.is_null() && last_eval_.contains("auc")) {
+      summary["auc"] = last_eval_["auc"];
+      summary["loss"] = last_eval_.value("log_loss", nlohmann::json(nullptr));
+    } else {
+      summary["accuracy"] =
+          last_eval_.is_null() ? nlohmann::json(nullptr) : last_eval_["accuracy"];
+      summary["loss"] =
+          source.is_null() ? nlohmann::json(nullptr) : source.value("loss", nlohmann::json(nullptr));
+    }
     if (evaluator_ != nullptr) {
       // Whether the accuracy above is the final checkpoint's (the chief's last step).
       summary["final_evaluated"] = !last_eval_.is_null() && !chief_done_.is_null() &&
