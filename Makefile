@@ -97,6 +97,13 @@ bench: build cluster-up release-bins bench-tf ## Run the benchmarks; each prints
 bench-schemes: release-bins ## Every training scheme with 1, 2 and 4 workers on Fashion-MNIST: plot and table (docs/trainer.md).
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/schemes.py --bin $(BUILD_DIR)/release/bin --write-docs
 
+bench-sparse: release-bins ## Embedding tables: row updates per ps core, memory per row, the capacity bound (docs/trainer.md).
+	@cmake --build $(BUILD_DIR)/release --target sparse_bench >/dev/null
+	@$(BUILD_DIR)/release/bin/sparse_bench --trainer $(BUILD_DIR)/release/bin/disttrain-trainer
+
+bench-recsys: release-bins ## DeepFM on MovieLens against TensorFlow's ParameterServerStrategy; synthetic Criteo scaling (docs/trainer.md).
+	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/recsys_bench.py --bin $(BUILD_DIR)/release/bin --runs 3
+
 bench-tls: release-bins ## Push+pull with and without mutual TLS at 1/16/64 MiB, then again with AES-NI hidden from OpenSSL.
 	@$(BUILD_DIR)/release/bin/trainer_bench --only tls
 	@OPENSSL_ia32cap="~0x200000200000000" $(BUILD_DIR)/release/bin/trainer_bench --only tls

@@ -51,6 +51,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/loopback_baselines.h"
+#include "bench/ps_process.h"
 #include "common/certificates.h"
 #include "nlohmann/json.hpp"
 #include "trainer/ps/parameter_server.h"
@@ -68,52 +69,6 @@ using disttrain::MakeCertificateAuthority;
 using namespace disttrain::trainer;  // NOLINT
 using namespace disttrain::bench;    // NOLINT
 constexpr double kMiB = 1 << 20;
-
-// A parameter server as users run it: a disttrain-trainer process in the ps role.
-class PsProcess {
- public:
-  // `tls_dir`: the server's --tls-dir (mutual TLS), or empty for plaintext.
-  PsProcess(const std::string& trainer, int workers, int partitions,
-            const std::string& tls_dir = "")
-      : port_(FreePort()) {
-    nlohmann::json cluster = {{"ps", {absl::StrCat("127.0.0.1:", port_)}},
-                              {"worker", nlohmann::json::array()}};
-    for (int i = 0; i < workers; ++i)
-      cluster["worker"].push_back(absl::StrCat("127.0.0.1:", FreePort()));
-    const std::string tf_config =
-        "TF_CONFIG=" +
-        nlohmann::json{{"cluster", cluster}, {"task", {{"type", "ps"}, {"index", 0}}}}.dump();
-    pid_ = fork();
-    if (pid_ == 0) {
-      putenv(const_cast<char*>(tf_config.c_str()));
-      const std::string connections = std::to_string(partitions);
-      const std::string tls = "--tls-dir=" + tls_dir;
-      execl(trainer.c_str(), trainer.c_str(), "--mode", "async", "--learning-rate", "0.000001",
-            "--ps-connections", connections.c_str(), "--metrics-address=0", tls.c_str(), nullptr);
-      _exit(127);
-    }
-  }
-  ~PsProcess() {
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-  }
-  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
-  // Peak and current resident set in bytes.
-  double PeakRss() const { return StatusBytes("VmHWM:"); }
-  double Rss() const { return StatusBytes("VmRSS:"); }
-
- private:
-  double StatusBytes(const std::string& field) const {
-    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) * 1024;
-    }
-    return 0;
-  }
-
-  int port_;
-  pid_t pid_;
-};
 
 // What an asynchronous worker asks for at step `r`: the pull overlaps the push.
 PsClient::StepOptions Async(int64_t r, bool pull_early = true) {
@@ -139,7 +94,7 @@ bool Init(PsClient* client, const Params& params) {
 
 void TransportBench(const std::string& trainer, const std::vector<size_t>& sizes, int connections) {
   for (size_t mib : sizes) {
-    PsProcess ps(trainer, 1, connections);
+    PsProcess ps(trainer, {.workers = 1, .partitions = connections});
     std::vector<VariableSpec> vars = Model(mib);
     PsClient client({ps.address()}, vars, "bench", connections);
     Params params = {std::vector<float>(vars[0].size, 1.0f)}, grads = params;
@@ -245,7 +200,9 @@ void TlsBench(const std::string& trainer, const std::vector<size_t>& sizes, int 
   }
   const char* cap = std::getenv("OPENSSL_ia32cap");
   for (size_t mib : sizes) {
-    PsProcess plain_ps(trainer, 1, connections), tls_ps(trainer, 1, connections, tls->server_dir);
+    PsProcess plain_ps(trainer, {.workers = 1, .partitions = connections});
+    PsProcess tls_ps(trainer,
+                     {.workers = 1, .partitions = connections, .tls_dir = tls->server_dir});
     std::vector<VariableSpec> vars = Model(mib);
     UsePlaintext();
     PsClient plain({plain_ps.address()}, vars, "bench", connections);
@@ -288,7 +245,7 @@ void MemoryBench(const std::string& trainer, const std::vector<size_t>& sizes, i
   constexpr int kWorkers = 4, kRounds = 6;
   for (size_t mib : sizes) {
     if (mib < 16) continue;  // the process's own ~16 MiB is many times the model
-    PsProcess ps(trainer, kWorkers, connections);
+    PsProcess ps(trainer, {.workers = kWorkers, .partitions = connections});
     std::vector<VariableSpec> vars = Model(mib);
     double before_init = 0;
     {
