@@ -13,7 +13,7 @@ std::unique_ptr<UpdateRule> MakeUpdateRule(const SchemeConfig& c) {
       return MakeDynSgd(c.learning_rate);
     case Scheme::kAeasgd:
     case Scheme::kAeamsgd:
-      return MakeElastic();
+      return MakeEasgd();
     case Scheme::kHogwild:
     case Scheme::kDownpourSgd:
     case Scheme::kAgn:

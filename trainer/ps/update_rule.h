@@ -1,7 +1,7 @@
 // How a parameter server turns what workers push into variable updates: the server half of a
 // training scheme (trainer/schemes/scheme.h). One file per rule: async_sgd.cc (every push applied
 // at once: hogwild, downpour-sgd, agn), adagrad.cc (downpour), sync_sgd.cc (sync, sagn),
-// dynsgd.cc (staleness-scaled), elastic.cc (aeasgd, aeamsgd); update_rule.cc picks one.
+// dynsgd.cc (staleness-scaled), easgd.cc (aeasgd, aeamsgd); update_rule.cc picks one.
 //
 // The server calls Apply() for every complete push, from many threads at once: a rule writes the
 // variables through the ShardStore (per-block copy-on-write) and guards its own state.
@@ -55,7 +55,7 @@ std::unique_ptr<UpdateRule> MakeSyncSgd(float learning_rate, int replicas_to_agg
 // theta <- theta - lr / (staleness + 1) * push, staleness = global step - the push's step.
 std::unique_ptr<UpdateRule> MakeDynSgd(float learning_rate);
 // theta <- theta + push (the push is the elastic difference alpha * (x_worker - theta)).
-std::unique_ptr<UpdateRule> MakeElastic();
+std::unique_ptr<UpdateRule> MakeEasgd();
 
 }  // namespace disttrain::trainer
 

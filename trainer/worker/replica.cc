@@ -31,9 +31,10 @@ namespace disttrain::trainer {
 namespace internal {
 
 Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o,
-                 std::unique_ptr<GradientEngine> engine, SchemeConfig scheme)
+                 std::unique_ptr<GradientEngine> engine, SchemeConfig scheme, const Clock* clock)
     : spec_(spec),
       o_(o),
+      clock_(clock),
       engine_(std::move(engine)),
       chief_(spec.role == Role::kChief),
       sync_(IsSynchronous(scheme.scheme)),
@@ -58,11 +59,12 @@ Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o,
   report.sync = sync_;
   report.replicas_to_aggregate = o.replicas_to_aggregate;
   report.tf_config_replicas = spec.num_replicas();
-  reporter_ = std::make_unique<StepReporter>(std::move(report), &Metrics(), std::move(summaries));
+  reporter_ =
+      std::make_unique<StepReporter>(std::move(report), &Metrics(), std::move(summaries), clock_);
 }
 
 bool Replica::Tolerate(const absl::Status& s) {
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock_->Now();
   if (failing_since_ == absl::InfiniteFuture()) {
     failing_since_ = now;
     LogWarning("lost a parameter server; retrying",
@@ -145,7 +147,7 @@ void Replica::SaveCheckpoint(int64_t step, const Params& params, bool final) {
   if (!written.ok() && !published.ok()) return;
   last_checkpoint_ = step;
   Metrics().checkpoint_step->Set({}, static_cast<double>(step));
-  Metrics().last_checkpoint_unix = absl::ToUnixMicros(absl::Now()) / 1e6;
+  Metrics().last_checkpoint_unix = absl::ToUnixMicros(clock_->Now()) / 1e6;
   LogInfo("saved a checkpoint", {{"global_step", absl::StrCat(step)}, {"dir", o_.model_dir}});
   EmitEvent({{"event", "checkpoint"}, {"global_step", step}});
 }
@@ -210,10 +212,10 @@ int Replica::Run(const std::atomic<bool>& stop) {
     // commit several local steps at once wait for it, or their next window would start from
     // variables without their own last commit and repeat it.
     step_options.pull_early = !sync_ && scheme_->local_steps() == 1;
-    const absl::Time exchange_start = absl::Now();
+    const absl::Time exchange_start = clock_->Now();
     absl::StatusOr<PsClient::StepResult> r =
         client_.PushPull(call.push ? &grads : nullptr, step_options, &params);
-    if (train_start_ != absl::InfiniteFuture()) exchange_time_ += absl::Now() - exchange_start;
+    if (train_start_ != absl::InfiniteFuture()) exchange_time_ += clock_->Now() - exchange_start;
     if (!r.ok()) {
       ready = false;
       if (r.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(r.status()))
@@ -236,17 +238,17 @@ int Replica::Run(const std::atomic<bool>& stop) {
     if (!verdict.train) continue;  // the step's aggregate is not applied yet
     const int64_t step = verdict.step;
     if (step >= o_.steps) {
-      train_end_ = absl::Now();
+      train_end_ = clock_->Now();
       break;
     }
     if (chief_ && step % o_.checkpoint_steps == 0 && step > last_checkpoint_)
       SaveCheckpoint(step, params);
 
-    if (train_start_ == absl::InfiniteFuture()) train_start_ = absl::Now();
-    const absl::Time round_start = absl::Now();
+    if (train_start_ == absl::InfiniteFuture()) train_start_ = clock_->Now();
+    const absl::Time round_start = clock_->Now();
     const float loss = scheme_->Round(
         params, [this](const Params& at, Params* g) { return engine_->Gradient(at, g); }, &grads);
-    round_time_ += absl::Now() - round_start;
+    round_time_ += clock_->Now() - round_start;
     // An engine that exchanges with the servers itself (embedding rows) failed during the round:
     // the round is dropped, as a failed exchange would be; bad data ends the run.
     if (absl::Status s = engine_->TakeError(); !s.ok()) {
@@ -343,7 +345,8 @@ absl::StatusOr<int> CudaDevices() {
 
 }  // namespace
 
-int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atomic<bool>& stop) {
+int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atomic<bool>& stop,
+               const Clock* clock) {
   absl::StatusOr<SchemeConfig> scheme = MakeSchemeConfig(o, spec.num_replicas());
   if (!scheme.ok()) {
     LogError("invalid training scheme", {{"error", scheme.status().ToString()}});
@@ -373,7 +376,7 @@ int RunReplica(const ClusterSpec& spec, const TrainerOptions& o, const std::atom
       return kExitUsage;
     }
   }
-  internal::Replica replica(spec, resolved, *std::move(engine), *std::move(scheme));
+  internal::Replica replica(spec, resolved, *std::move(engine), *std::move(scheme), clock);
   return replica.Run(stop);
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "trainer/cluster_spec.h"
 #include "trainer/engine/gradient_engine.h"
 #include "trainer/models/model.h"
@@ -26,7 +27,7 @@ namespace disttrain::trainer::internal {
 class Replica {
  public:
   Replica(const ClusterSpec& spec, const TrainerOptions& o, std::unique_ptr<GradientEngine> engine,
-          SchemeConfig scheme);
+          SchemeConfig scheme, const Clock* clock = RealClock::Get());
 
   int Run(const std::atomic<bool>& stop);
 
@@ -43,6 +44,7 @@ class Replica {
 
   const ClusterSpec& spec_;
   const TrainerOptions& o_;
+  const Clock* const clock_;
   std::unique_ptr<GradientEngine> engine_;
   const bool chief_;
   const bool sync_;

@@ -35,7 +35,7 @@ std::unique_ptr<WorkerScheme> MakeWorkerScheme(const SchemeConfig& c, int replic
       return MakeAgnScheme(c);
     case Scheme::kAeasgd:
     case Scheme::kAeamsgd:
-      return MakeElasticScheme(c);
+      return MakeEasgdScheme(c);
     case Scheme::kSync:
       if (!c.worker_learning_rates.empty() && replica_rank >= 0 &&
           replica_rank < static_cast<int>(c.worker_learning_rates.size())) {

@@ -43,7 +43,7 @@ std::unique_ptr<WorkerScheme> MakeDownpourScheme(const SchemeConfig& config, boo
 std::unique_ptr<WorkerScheme> MakeAgnScheme(const SchemeConfig& config);
 // τ local steps (SGD, or Nesterov momentum when config.momentum > 0) on the replica's own
 // variables; pushes the elastic difference alpha * (x - pulled) and moves x by the opposite.
-std::unique_ptr<WorkerScheme> MakeElasticScheme(const SchemeConfig& config);
+std::unique_ptr<WorkerScheme> MakeEasgdScheme(const SchemeConfig& config);
 
 // y += a * x for every variable.
 void AddScaled(Params* y, float a, const Params& x);

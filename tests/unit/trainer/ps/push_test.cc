@@ -73,7 +73,7 @@ TEST(ReceivedPushTest, EveryRuleReadsTheReceivedPushAsTheDenseOne) {
   const std::vector<float> w = Gradient(kTwoBlocksAndABit), b = {3.3f, -1.1f, 2.7f};
   for (auto make : {+[] { return MakeAsyncSgd(0.25f); }, +[] { return MakeAdagrad(0.25f, 0.1f); },
                     +[] { return MakeSyncSgd(0.25f, 1); }, +[] { return MakeDynSgd(0.25f); },
-                    +[] { return MakeElastic(); }}) {
+                    +[] { return MakeEasgd(); }}) {
     ShardStore store(Ones(), 0, 1), expected(Ones(), 0, 1);
     ReceivedPush push(store);
     ASSERT_TRUE(push.Add("b/0", 0, Arrived("b/0", b, 0, 3, 4099)).ok());

@@ -64,6 +64,14 @@ TEST_F(ReplicaTest, TheChiefTrainsToTheLastStepAndLeavesTheResultForKubernetes) 
   EXPECT_NEAR(result["loss"].get<double>(), residual * residual, 1e-3);
 }
 
+TEST_F(ReplicaTest, TrainingTimeComesFromTheInjectedClock) {
+  servers_.Start(1, [] { return Sync(1); });
+  const std::atomic<bool> stop = false;
+  FakeClock clock;  // never moves: six steps take no time at all
+  EXPECT_EQ(RunReplica(Spec("chief"), options_, stop, &clock), kExitOk);
+  EXPECT_EQ(Result()["trainSeconds"], 0.0);
+}
+
 TEST_F(ReplicaTest, TheChiefRestoresTheNewestCheckpointAndTrainsOnFromItsStep) {
   ASSERT_TRUE(
       WriteCheckpoint(options_.model_dir, 3, {{"a", 2}, {"b", 2}}, ToyAfter(0, 40), 5).ok());

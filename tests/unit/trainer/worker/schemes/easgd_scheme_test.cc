@@ -16,7 +16,7 @@ TEST(WorkerSchemeTest, ElasticPushesAlphaTimesTheDistanceAndMovesTheWorkerBack) 
   Params commit;
   SchemeConfig c = Config(Scheme::kAeasgd, 1);
   c.elastic_alpha = 0.5f;
-  auto scheme = MakeElasticScheme(c);
+  auto scheme = MakeEasgdScheme(c);
   scheme->Round({{0, 0}}, toy.Fn(), &commit);
   EXPECT_THAT(commit[0], ElementsAre(0.0f, 0.0f)) << "x starts at the center";
   // x = 0 - 0.25 * (0 - (1, -2)) = (0.25, -0.5). Pulled center (1, 1): E = 0.5 (x - center).
@@ -35,13 +35,13 @@ TEST(WorkerSchemeTest, ElasticAlphaFollowsTheLiveReplicasUnlessGiven) {
   c.learning_rate = 0.25f;
   c.elastic_alpha = DefaultElasticAlpha(0.25, 1);  // min(5 * 0.25, 0.9 / 1) = 0.9
   c.elastic_alpha_follows = true;
-  auto scheme = MakeElasticScheme(c);
+  auto scheme = MakeEasgdScheme(c);
   scheme->Round({{0, 0}}, toy.Fn(), &commit);  // x = (0.25, -0.5)
   scheme->SetLiveReplicas(3);                  // alpha = 0.3
   scheme->Round({{1, 1}}, toy.Fn(), &commit);
   EXPECT_THAT(commit[0], ElementsAre(0.3f * (0.25f - 1), 0.3f * (-0.5f - 1)));
   c.elastic_alpha_follows = false;  // --elastic-alpha 0.9 given: kept
-  auto given = MakeElasticScheme(c);
+  auto given = MakeEasgdScheme(c);
   Toy fresh;
   given->Round({{0, 0}}, fresh.Fn(), &commit);
   given->SetLiveReplicas(3);
@@ -55,7 +55,7 @@ TEST(WorkerSchemeTest, EamsgdTakesNesterovStepsAtTheLookAheadPoint) {
   SchemeConfig c = Config(Scheme::kAeamsgd, 2);
   c.elastic_alpha = 0.5f;
   c.momentum = 0.5f;
-  auto scheme = MakeElasticScheme(c);
+  auto scheme = MakeEasgdScheme(c);
   scheme->Round({{0, 0}}, toy.Fn(), &commit);
   // Step 1: v = 0, g(x) = (-1, 2), v = (0.25, -0.5), x = (0.25, -0.5).
   // Step 2: look = x + 0.5 v = (0.375, -0.75); g = look - (3, 0.5) = (-2.625, -1.25);

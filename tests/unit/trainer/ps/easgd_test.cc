@@ -12,7 +12,7 @@ using testing::Values;
 
 TEST(ServerRuleTest, ElasticAddsTheDifference) {
   ShardStore store({{"w/0", {1, 2}}}, 0, 1);
-  auto rule = MakeElastic();
+  auto rule = MakeEasgd();
   rule->Apply(0, DensePush({{"w/0", {0.5f, -1}}}), &store);
   EXPECT_THAT(Values(store), ElementsAre(1.5f, 1.0f));
 }

@@ -8,9 +8,9 @@
 namespace disttrain::trainer {
 namespace {
 
-class Elastic : public WorkerScheme {
+class EasgdScheme : public WorkerScheme {
  public:
-  explicit Elastic(const SchemeConfig& c)
+  explicit EasgdScheme(const SchemeConfig& c)
       : lr_(c.learning_rate),
         tau_(c.local_steps),
         alpha_(c.elastic_alpha),
@@ -68,8 +68,8 @@ class Elastic : public WorkerScheme {
 
 }  // namespace
 
-std::unique_ptr<WorkerScheme> MakeElasticScheme(const SchemeConfig& config) {
-  return std::make_unique<Elastic>(config);
+std::unique_ptr<WorkerScheme> MakeEasgdScheme(const SchemeConfig& config) {
+  return std::make_unique<EasgdScheme>(config);
 }
 
 }  // namespace disttrain::trainer

@@ -7,7 +7,7 @@
 namespace disttrain::trainer {
 namespace {
 
-class Elastic : public UpdateRule {
+class Easgd : public UpdateRule {
  public:
   PushResult Apply(int64_t, const Push& difference, ShardStore* store) override {
     kernels::ParallelFor(store->blocks().size(),
@@ -19,6 +19,6 @@ class Elastic : public UpdateRule {
 
 }  // namespace
 
-std::unique_ptr<UpdateRule> MakeElastic() { return std::make_unique<Elastic>(); }
+std::unique_ptr<UpdateRule> MakeEasgd() { return std::make_unique<Easgd>(); }
 
 }  // namespace disttrain::trainer
