@@ -77,7 +77,7 @@ class CrdTest(unittest.TestCase):
         out = kubectl("get", "dtr", "-n", self.ns, "-o", "wide").stdout
         header = out.splitlines()[0].split()
         self.assertEqual(header, ["NAME", "STATE", "WORKERS", "PS", "CHIEF", "EVALUATOR", "STEP", "LOSS", "ACCURACY",
-                                  "AGE"])
+                                  "AUC", "AGE"])
         narrow = kubectl("get", "dtr", "-n", self.ns).stdout.splitlines()[0].split()
         self.assertEqual(narrow, ["NAME", "STATE", "WORKERS", "PS", "AGE"])
         self.assertIn("columns", out)
