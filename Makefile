@@ -10,7 +10,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: test-prereqs lane-fetch cuda-build deps tools kueue peer configure build images test unit e2e sanitize demo cluster-up cluster-down release-bins bench bench-tf bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-lost-node bench-schemes cuda format clean help
+.PHONY: test-prereqs lane-fetch cuda-build deps tools tools-cluster kueue peer configure build bins images test unit check e2e sanitize demo demo-images cluster-up cluster-down release-bins bench bench-tf bench-sparse bench-recsys bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-lost-node bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -20,6 +20,11 @@ deps: ## Install the Debian packages the build, tests and demo need (idempotent)
 
 tools: ## Build (or reuse from the cache) the pinned Kubernetes tools into build/tools/bin.
 	@tests/cluster/tools/build-tools.sh
+
+# What the local cluster runs (the control plane, kubelet, etcd, kwok, CoreDNS): helm and
+# toxiproxy, which only the packaging and fault suites use, are left out.
+tools-cluster:
+	@tests/cluster/tools/build-tools.sh --only cluster
 
 kueue: ## Build (or reuse from the cache) Kueue's manager for the queueing suites into build/tools/kueue.
 	@mkdir -p $(BUILD_DIR)/tools && ln -sfn "$$(tests/cluster/tools/build-kueue.sh)" $(BUILD_DIR)/tools/kueue
@@ -32,6 +37,10 @@ configure: deps
 
 build: configure ## Build build/bin/disttrain-operator and build/bin/disttrain-trainer.
 	@cmake --build $(BUILD_DIR)
+
+# The binaries alone, without the test suites and benchmarks (what `make demo` runs).
+bins: configure
+	@cmake --build $(BUILD_DIR) --target disttrain-operator disttrain-trainer kubectl-dtr
 
 images: deps ## Build the operator and trainer images with buildah into build/images/ (docker archives).
 	@scripts/images.sh
@@ -51,7 +60,7 @@ test: test-prereqs ## Run every test suite (unit, e2e against a local cluster, s
 # beside the tests (scripts/test.sh). Everything is cached, so a warm machine passes through in
 # seconds.
 test-prereqs: deps
-	@$(MAKE) --no-print-directory -j3 build tools lane-fetch
+	@$(MAKE) --no-print-directory -j3 build tools-cluster lane-fetch
 lane-fetch:
 	@tests/python/venv.sh >/dev/null && scripts/cuda-toolkit.sh >/dev/null
 	@$(MAKE) --no-print-directory images
@@ -68,20 +77,26 @@ cuda-build: deps
 unit: build ## Run the unit suites only (no cluster).
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j2
 
+check: unit ## The fast inner loop: build, then the unit suites and the format and layout checks (docs/development.md).
+
 e2e: build tools kueue peer images ## Run the end-to-end suites against the local cluster.
-	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e -j3
 
 sanitize: deps ## Unit suites under ASan+UBSan, the operator runtime under TSan, clang -Wthread-safety.
 	@scripts/sanitize.sh
 
-cluster-up: deps tools ## Start the local control plane; kubeconfig in build/cluster/kubeconfig.
+cluster-up: deps tools-cluster ## Start the local control plane; kubeconfig in build/cluster/kubeconfig.
 	@tests/cluster/cluster-up.sh
 
 cluster-down: ## Stop the local control plane and every process it started.
 	@tests/cluster/cluster-down.sh
 
-demo: build images cluster-up ## Build, start the local cluster and run the main example job.
+# Only what the demo runs: the binaries (no test suites), the operator and trainer images (not
+# the TensorFlow example's), and the cluster's tools (no helm, no toxiproxy).
+demo: bins demo-images cluster-up ## Build, start the local cluster and run the main example job.
 	@scripts/demo.sh
+demo-images: deps
+	@scripts/images.sh operator trainer
 
 release-bins: deps
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi

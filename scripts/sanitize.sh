@@ -3,8 +3,8 @@
 #   1. every C++ unit suite under AddressSanitizer + UndefinedBehaviorSanitizer (build/asan);
 #   2. the operator runtime's concurrent parts (work queue, informer, store, controller, leader
 #      election, REST client, event recorder: operator_runtime_test), the reconciler, and the
-#      trainer's shard store, membership, schemes, pushes and ParallelFor's thread pool (axpy_test)
-#      under ThreadSanitizer (build/tsan, linked with an Abseil built with TSan);
+#      trainer's shard store, membership, schemes, pushes, embedding tables and ParallelFor's
+#      thread pool (axpy_test) under ThreadSanitizer (build/tsan, linked with an Abseil built with TSan);
 #   3. a clang build of every library with -Wthread-safety as errors, so the ABSL_GUARDED_BY
 #      annotations are checked (build/thread-safety).
 # Each build tree is configured once and then rebuilt incrementally.
@@ -29,7 +29,8 @@ configure() { [[ -f build/$1/build.ninja ]] || cmake --preset "$1" >/dev/null; }
 
 unit_targets=(common_test operator_api_test operator_runtime_test operator_reconciler_test axpy_test
               trainer_unit_test parameter_server_test membership_test shard_store_test push_test wire_test
-              ps_client_test schemes_test)
+              ps_client_test schemes_test embedding_test trainer_data_test sparse_models_test
+              sparse_training_test)
 
 log "ASan + UBSan: building ${#unit_targets[@]} unit suites"
 configure asan
@@ -46,7 +47,7 @@ log "TSan: the operator runtime, the reconciler, the trainer's shard store, memb
 absl_tsan=$(scripts/build-absl-tsan.sh)
 [[ -f build/tsan/build.ninja ]] || cmake --preset tsan -DCMAKE_PREFIX_PATH="$absl_tsan" >/dev/null
 tsan_suites=(operator_runtime_test operator_reconciler_test shard_store_test membership_test schemes_test
-             push_test axpy_test)
+             push_test axpy_test embedding_test)
 cmake --build build/tsan --target "${tsan_suites[@]}"
 # Each suite has 600 s (the slowest takes about 20 s here): a hang fails the run with its name
 # instead of running out CI's time.

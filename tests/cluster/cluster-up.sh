@@ -3,7 +3,10 @@
 # and kwok (simulated nodes and pods), all on loopback ports that are free, as processes of this
 # user. Writes the admin kubeconfig to build/cluster/kubeconfig.
 #
-#   tests/cluster/cluster-up.sh [--fixture]
+#   [DISTTRAIN_LANE=L] tests/cluster/cluster-up.sh [--fixture]
+#
+# With DISTTRAIN_LANE=L it starts lane L's control plane instead, in build/cluster-L, with
+# simulated nodes only (the one real node belongs to the default lane).
 #
 # Idempotent: on a cluster that is already up it returns at once. With --fixture (ctest's
 # cluster fixture) it records whether it started the cluster, so cluster-down.sh --fixture stops
@@ -19,13 +22,13 @@ fixture=0
 
 if cluster_healthy; then
   # Images rebuilt since the real node started would otherwise run stale there.
-  "$here/node/node-up.sh" import
+  [[ -z $LANE ]] && "$here/node/node-up.sh" import
   log "cluster $CLUSTER_NAME is already up (kubeconfig $KUBECONFIG_FILE)"
   exit 0
 fi
 
 start=$SECONDS
-"$here/tools/build-tools.sh" "$root"
+"$here/tools/build-tools.sh" "$root" --only cluster
 
 # A half-started or crashed cluster from an earlier run is removed first.
 if [[ -d $KWOK_WORKDIR/clusters/$CLUSTER_NAME ]]; then
@@ -38,9 +41,9 @@ rm -f "$KUBECONFIG_FILE" "$CLUSTER_DIR/fixture-owned" "$CLUSTER_DIR/ready"
 # The real node's bridge comes first: the API server also listens on its address so that pods on
 # the real node (the operator's, with in-cluster config) reach it.
 source "$here/node/lib.sh"
-"$here/node/node-up.sh" prepare
+[[ -z $LANE ]] && "$here/node/node-up.sh" prepare
 api_patches=""
-if ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
+if [[ -z $LANE ]] && ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
   api_patches="
   kubeApiserverCertSANs: [$NODE_IP]"
 fi
@@ -104,6 +107,11 @@ echo --- >>"$config"
 cat "$here/kwok/stages.yaml" >>"$config"
 
 log "starting cluster $CLUSTER_NAME (logs in $KWOK_WORKDIR/clusters/$CLUSTER_NAME/logs)"
+# One creation at a time across lanes: kwokctl picks free ports when it creates a cluster, and two
+# creations at once could pick the same ones.
+mkdir -p "$root/build"
+exec 8>"$root/build/.cluster-create.lock"
+flock 8
 if ! kwokctl create cluster --name "$CLUSTER_NAME" --config "$config" \
     --kubeconfig "$KUBECONFIG_FILE" --wait 0s --timeout 120s >"$CLUSTER_DIR/create.log" 2>&1; then
   log "kwokctl create cluster failed:"
@@ -116,6 +124,7 @@ if ! wait_for "the API server to be ready" 60 kubectl_q get --raw /readyz; then
   report_components
   exit 1
 fi
+flock -u 8
 for component in $COMPONENTS; do
   if ! component_running "$component"; then
     log "component $component is not running"
@@ -126,7 +135,11 @@ done
 
 "$here/add-nodes.sh"
 # A real node that fails to start is reported by its suites; the simulated ones still run.
-"$here/node/node-up.sh" start || log "the real node did not start: $(cat "$NODE_STATUS" 2>/dev/null)"
+if [[ -z $LANE ]]; then
+  "$here/node/node-up.sh" start || log "the real node did not start: $(cat "$NODE_STATUS" 2>/dev/null)"
+else
+  echo "unavailable: lane $LANE has simulated nodes only" >"$CLUSTER_DIR/real-node"
+fi
 
 ((fixture)) && touch "$CLUSTER_DIR/fixture-owned"
 touch "$CLUSTER_DIR/ready"

@@ -3,8 +3,11 @@
 : "${root:?lib.sh needs root set to the repository root}"
 source "$root/tests/cluster/tools/versions.env"
 
-CLUSTER_NAME=${DISTTRAIN_CLUSTER_NAME:-disttrain}
-CLUSTER_DIR="$root/build/cluster"
+# A lane is a control plane of its own, so that cluster suites run side by side (tests/CMakeLists.txt):
+# the default lane (empty) has the real node; lane L is build/cluster-L, simulated nodes only.
+LANE=${DISTTRAIN_LANE:-}
+CLUSTER_NAME=${DISTTRAIN_CLUSTER_NAME:-disttrain${LANE:+-$LANE}}
+CLUSTER_DIR="$root/build/cluster${LANE:+-$LANE}"
 KUBECONFIG_FILE="$CLUSTER_DIR/kubeconfig"
 TOOLS_BIN="$root/build/tools/bin"
 export KWOK_WORKDIR="$CLUSTER_DIR/kwok"

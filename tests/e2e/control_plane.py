@@ -12,9 +12,8 @@ import subprocess
 
 import yaml
 
-from kube import ROOT, TOOLS, kubectl, wait_until
+from kube import CLUSTER_DIR, LOG_DIR, ROOT, TOOLS, kubectl, wait_until
 
-CLUSTER_DIR = os.path.join(ROOT, "build", "cluster")
 WORKDIR = os.path.join(CLUSTER_DIR, "kwok", "extra")
 
 
@@ -37,7 +36,7 @@ class ControlPlane:
         self.name = name
         self.kubeconfig = os.path.join(CLUSTER_DIR, f"{name}.kubeconfig")
         self.env = dict(os.environ, KWOK_WORKDIR=WORKDIR, PATH=f"{TOOLS}:{os.environ['PATH']}")
-        self.log_path = os.path.join(ROOT, "build", "e2e-logs", f"{name}-create.log")
+        self.log_path = os.path.join(LOG_DIR, f"{name}-create.log")
 
     def start(self):
         os.makedirs(os.path.dirname(self.log_path), exist_ok=True)

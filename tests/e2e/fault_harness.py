@@ -34,7 +34,7 @@ import threading
 import time
 import urllib.request
 
-from kube import KUBECONFIG, ROOT, TOOLS, Namespace, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, ROOT, TOOLS, Namespace, apply, ensure_tool, get_json, kubectl, wait_until
 from crd_test import install_crd
 from operator_process import LOG_DIR, OperatorProcess
 
@@ -53,6 +53,7 @@ class Toxiproxy:
     def __init__(self, upstream):
         self.api = f"http://127.0.0.1:{free_port()}"
         self.log = open(os.path.join(LOG_DIR, "toxiproxy.log"), "a")
+        ensure_tool("toxiproxy")
         self.proc = subprocess.Popen([os.path.join(TOOLS, "toxiproxy-server"), "-host", "127.0.0.1",
                                       "-port", self.api.rsplit(":", 1)[1]], stdout=self.log, stderr=subprocess.STDOUT)
         wait_until("toxiproxy to serve", lambda: self._ok("GET", "/version"), timeout=20)

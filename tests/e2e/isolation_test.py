@@ -32,7 +32,7 @@ import unittest
 
 import realnode
 from crd_test import install_crd
-from kube import KUBECONFIG, ROOT, Namespace, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, LOG_DIR, ROOT, Namespace, apply, get_json, kubectl, wait_until
 from operator_process import OperatorProcess
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "trainer"))
@@ -40,7 +40,7 @@ from ps_grpc_client_test import pb  # noqa: E402  (generates the stubs from prot
 
 OPERATOR = None
 KUBE_ROUTER = None
-LOG = os.path.join(ROOT, "build", "e2e-logs", "kube-router.log")
+LOG = os.path.join(LOG_DIR, "kube-router.log")
 # What kube-router v2.1.0 leaves behind (its --cleanup-config panics in that release).
 CHAIN_PREFIXES = ("KUBE-ROUTER-", "KUBE-POD-FW-", "KUBE-NWPLCY-")
 SET_PREFIXES = ("KUBE-SRC-", "KUBE-DST-", "kube-router-")

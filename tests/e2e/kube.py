@@ -3,17 +3,30 @@
 Waits poll the API server for a condition a user could observe, with a deadline; they never
 sleep a fixed time as a stand-in for synchronisation.
 """
+import base64
+import http.client
 import json
 import os
 import ssl
 import subprocess
+import tempfile
+import threading
 import time
+import urllib.parse
 import uuid
+
+import yaml
 
 ROOT = os.environ.get("DISTTRAIN_ROOT", os.path.abspath(os.path.join(os.path.dirname(__file__), "../..")))
 KUBECONFIG = os.environ.get("DISTTRAIN_KUBECONFIG", os.path.join(ROOT, "build/cluster/kubeconfig"))
 TOOLS = os.environ.get("DISTTRAIN_TOOLS", os.path.join(ROOT, "build/tools/bin"))
 BIN = os.environ.get("DISTTRAIN_BIN", os.path.join(ROOT, "build/bin"))
+# The control plane this suite runs on: its lane (tests/cluster/lib.sh; empty: the default one, with
+# the real node), the folder of its kubeconfig, and where this lane's suites write their logs, so
+# that suites of different lanes running at once never share a file.
+LANE = os.environ.get("DISTTRAIN_LANE", "")
+CLUSTER_DIR = os.path.dirname(KUBECONFIG)
+LOG_DIR = os.path.join(ROOT, "build", "e2e-logs" + (f"-{LANE}" if LANE else ""))
 
 
 class KubectlError(Exception):
@@ -33,8 +46,154 @@ def kubectl(*args, input=None, check=True, timeout=60, kubeconfig=None):
     return result
 
 
+class _Reader:
+    """`kubectl get ... -o json` answered over one kept-alive HTTPS connection per thread
+    instead of a kubectl process per call: the suites poll the API server several times a
+    second, and with lanes side by side (tests/CMakeLists.txt) starting a Go binary each time
+    took about a core of the two. Resources are resolved by API discovery (names, singular
+    names, short names), found again once when a name is unknown (a CRD installed since). What it
+    cannot express is left to kubectl (get() returns None)."""
+
+    def __init__(self, kubeconfig):
+        with open(kubeconfig) as f:
+            cfg = yaml.safe_load(f)
+        current = cfg.get("current-context")
+        ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == current)
+        cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == ctx["cluster"])
+        user = next(u["user"] for u in cfg["users"] if u["name"] == ctx["user"])
+        url = urllib.parse.urlparse(cluster["server"])
+        self.host, self.port = url.hostname, url.port or 443
+        self.ssl = ssl.create_default_context(cafile=self._file(cluster, "certificate-authority"))
+        self.headers = {"Accept": "application/json"}
+        if "token" in user:
+            self.headers["Authorization"] = f"Bearer {user['token']}"
+        if "client-certificate" in user or "client-certificate-data" in user:
+            self.ssl.load_cert_chain(self._file(user, "client-certificate"), self._file(user, "client-key"))
+        self.local = threading.local()
+        self.resources = None
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def _file(section, key):
+        if key in section:
+            return section[key]
+        f = tempfile.NamedTemporaryFile(delete=False, suffix=".pem")
+        f.write(base64.b64decode(section[f"{key}-data"]))
+        f.close()
+        return f.name
+
+    def _request(self, path):
+        for attempt in range(2):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = self.local.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ssl,
+                                                                     timeout=60)
+            try:
+                conn.request("GET", path, headers=self.headers)
+                r = conn.getresponse()
+                return r.status, r.read()
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                self.local.conn = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _discover(self):
+        found = {}
+        def add(prefix, listing):
+            for r in json.loads(listing).get("resources", []):
+                if "/" in r["name"] or "get" not in r.get("verbs", []):
+                    continue
+                entry = (f"{prefix}/{{ns}}{r['name']}" if r["namespaced"] else f"{prefix}/{r['name']}",
+                         r["namespaced"])
+                for name in [r["name"], r.get("singularName") or r["kind"].lower(), r["kind"].lower(),
+                             *r.get("shortNames", [])]:
+                    found.setdefault(name, entry)
+                group = prefix.split("/")[2] if prefix.startswith("/apis/") else ""
+                if group:
+                    found.setdefault(f"{r['name']}.{group}", entry)
+        status, body = self._request("/api/v1")
+        if status == 200:
+            add("/api/v1", body)
+        status, body = self._request("/apis")
+        for g in json.loads(body).get("groups", []) if status == 200 else []:
+            v = g["preferredVersion"]["groupVersion"]
+            st, b = self._request(f"/apis/{v}")
+            if st == 200:
+                add(f"/apis/{v}", b)
+        self.resources = found
+
+    def _resolve(self, name):
+        with self.lock:
+            if self.resources is None or name not in self.resources:
+                self._discover()
+            return self.resources.get(name)
+
+    def get(self, args):
+        """The object or list `kubectl get ARGS -o json` prints, or None to let kubectl answer."""
+        args = list(args)
+        if not args or "/" in args[0]:
+            return None
+        resource, name, namespace, query = args.pop(0), None, "default", {}
+        while args:
+            a = args.pop(0)
+            if a in ("-n", "--namespace") and args:
+                namespace = args.pop(0)
+            elif a in ("-l", "--selector") and args:
+                query["labelSelector"] = args.pop(0)
+            elif a == "--field-selector" and args:
+                query["fieldSelector"] = args.pop(0)
+            elif a == "--show-managed-fields":
+                pass
+            elif not a.startswith("-") and name is None:
+                name = a
+            else:
+                return None
+        found = self._resolve(resource)
+        if found is None:
+            return None
+        template, namespaced = found
+        path = template.format(ns=f"namespaces/{namespace}/" if namespaced else "")
+        if name:
+            path += f"/{urllib.parse.quote(name)}"
+        if query and not name:
+            path += "?" + urllib.parse.urlencode(query)
+        status, body = self._request(path)
+        if status == 200:
+            return json.loads(body)
+        reason = "NotFound" if status == 404 else json.loads(body).get("reason", str(status)) if body else str(status)
+        message = json.loads(body).get("message", "") if body else ""
+        raise KubectlError(["get", resource, *([name] if name else [])], subprocess.CompletedProcess(
+            [], 1, "", f"Error from server ({reason}): {message}\n"))
+
+
+_readers = {}
+_readers_lock = threading.Lock()
+
+
 def get_json(*args, kubeconfig=None):
+    path = kubeconfig or KUBECONFIG
+    key = (path, os.stat(path).st_mtime_ns)  # a control plane started again writes new credentials
+    with _readers_lock:
+        if key not in _readers:
+            _readers[key] = _Reader(path)
+        reader = _readers[key]
+    got = reader.get(args)
+    if got is not None:
+        return got
     return json.loads(kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig).stdout)
+
+
+def ensure_tool(name):
+    """Builds (or finds cached) a test tool that `make test` builds beside the suites
+    (tests/cluster/tools/build-tools.sh: helm, toxiproxy), waiting for a build under way."""
+    if os.path.exists(os.path.join(TOOLS, name if name != "toxiproxy" else "toxiproxy-server")):
+        return
+    out = subprocess.run([os.path.join(ROOT, "tests", "cluster", "tools", "build-tools.sh"), "--only", name],
+                         capture_output=True, text=True, timeout=1800)
+    if out.returncode != 0:
+        raise AssertionError(f"build-tools.sh --only {name} failed:\n{out.stderr[-2000:]}")
 
 
 def https_client():

@@ -20,10 +20,9 @@ import ssl
 
 import yaml
 
-from kube import KUBECONFIG, ROOT, apply, kubectl, wait_established, wait_until
+from kube import KUBECONFIG, LOG_DIR, ROOT, apply, kubectl, wait_established, wait_until
 
 KUEUE_DIR = os.path.join(ROOT, "build", "tools", "kueue")
-LOG_DIR = os.path.join(ROOT, "build", "e2e-logs")
 METRICS_CERTS = "/etc/kueue/metrics/certs"
 EXTERNAL_FRAMEWORK = "DistributedTraining.v1.disttrain.io"
 # CRDs whose versions Kueue converts through its /convert webhook (config/components/crd/patches).
@@ -99,7 +98,16 @@ class Kueue:
         shutil.rmtree(self.folder, ignore_errors=True)
         self.ca_bundle = self_signed(os.path.join(self.folder, "webhook"), "kueue-webhook")
         if not os.path.exists(os.path.join(METRICS_CERTS, "tls.crt")):
-            self_signed(METRICS_CERTS, "kueue-metrics")
+            # One folder for every Kueue of every lane: made aside and renamed into place, so a
+            # Kueue starting in another lane at the same time never reads half of it.
+            staging = f"{METRICS_CERTS}.{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            self_signed(staging, "kueue-metrics")
+            os.makedirs(os.path.dirname(METRICS_CERTS), exist_ok=True)
+            try:
+                os.rename(staging, METRICS_CERTS)
+            except OSError:  # another lane's came first
+                shutil.rmtree(staging, ignore_errors=True)
         url = lambda path: {"url": f"https://127.0.0.1:{self.webhook_port}{path}", "caBundle": self.ca_bundle}
         crds = []
         crd_dir = os.path.join(KUEUE_DIR, "crd")

@@ -6,9 +6,7 @@ import subprocess
 import time
 import urllib.request
 
-from kube import BIN, KUBECONFIG, ROOT
-
-LOG_DIR = os.path.join(ROOT, "build", "e2e-logs")
+from kube import BIN, KUBECONFIG, LOG_DIR
 
 
 class OperatorProcess:

@@ -18,11 +18,15 @@ import unittest
 import yaml
 
 from crd_test import install_crd
-from kube import BIN, ROOT, TOOLS, KUBECONFIG, get_json, kubectl, wait_until
+from kube import BIN, ROOT, TOOLS, KUBECONFIG, ensure_tool, get_json, kubectl, wait_until
 
 CRD = os.path.join(ROOT, "crds", "disttrain.io_distributedtrainings.yaml")
 CHART = os.path.join(ROOT, "charts", "disttrain")
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")))
+
+
+def setUpModule():
+    ensure_tool("helm")
 
 
 def helm(*args, check=True):

@@ -5,10 +5,10 @@ import os
 import subprocess
 import sys
 
-from kube import ROOT
+from kube import CLUSTER_DIR
 
-STATUS_FILE = os.path.join(ROOT, "build", "cluster", "real-node")
-CONTAINERD_SOCK = os.path.join(ROOT, "build", "cluster", "node", "containerd", "containerd.sock")
+STATUS_FILE = os.path.join(CLUSTER_DIR, "real-node")
+CONTAINERD_SOCK = os.path.join(CLUSTER_DIR, "node", "containerd", "containerd.sock")
 NODE_LABEL = "disttrain.io/real-node"
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE for these suites: reported as not run, never as passed
 TRAINER_IMAGE = "ghcr.io/disttrain/trainer:0.1.0"

@@ -2,7 +2,12 @@
 # Builds the pinned upstream Kubernetes tools from the Go module proxy, caches them by version
 # outside the repository, and links them into build/tools/bin.
 #
-#   tests/cluster/tools/build-tools.sh [REPO_ROOT]
+#   tests/cluster/tools/build-tools.sh [REPO_ROOT] [--only TOOL...]
+#
+# TOOL: kubernetes (the control plane, kubectl and the kubelet), etcd, kwok, coredns (what the
+# local cluster runs: `--only cluster` names these four), helm, toxiproxy (what only the packaging
+# and fault suites use). Default: every tool. Each tool builds under a lock of its own, so a suite
+# that asks for a tool another process is building waits for that build instead of repeating it.
 #
 # Cache: ${DISTTRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/disttrain}/tools/<tool>-<version>/.
 # A cached tool is reused as is; a cold build of everything takes 25-45 minutes on 2 cores. The
@@ -11,7 +16,17 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=${1:-$(cd "$here/../../.." && pwd)}
+root=$(cd "$here/../../.." && pwd)
+if [[ $# -gt 0 && $1 != --only ]]; then root=$1; shift; fi
+wanted=(kubernetes etcd kwok coredns helm toxiproxy)
+if [[ ${1:-} == --only ]]; then
+  shift
+  wanted=()
+  for t in "$@"; do
+    if [[ $t == cluster ]]; then wanted+=(kubernetes etcd kwok coredns); else wanted+=("$t"); fi
+  done
+fi
+want() { local t; for t in "${wanted[@]}"; do [[ $t == "$1" ]] && return 0; done; return 1; }
 # shellcheck source=versions.env
 source "$here/versions.env"
 
@@ -33,6 +48,13 @@ build_into() {
   local n ok=1
   for n in "${names[@]}"; do [[ -x $dir/$n ]] || ok=0; done
   if ((ok)); then return 0; fi
+  # One build of a tool at a time (make test's background lane and a suite may ask at once);
+  # whoever waited finds it built.
+  exec {lock}>"$dir.lock"
+  flock "$lock"
+  ok=1
+  for n in "${names[@]}"; do [[ -x $dir/$n ]] || ok=0; done
+  if ((ok)); then flock -u "$lock"; return 0; fi
   local tmp="$dir.tmp.$$"
   rm -rf "$tmp"; mkdir -p "$tmp"
   local start=$SECONDS
@@ -40,6 +62,7 @@ build_into() {
   OUT="$tmp" "$@"
   for n in "${names[@]}"; do [[ -x $tmp/$n ]] || { log "$n was not produced"; exit 1; }; done
   rm -rf "$dir"; mv "$tmp" "$dir"
+  flock -u "$lock"
   log "built ${names[*]} in $((SECONDS - start)) s"
 }
 
@@ -104,17 +127,33 @@ build_kubernetes_then_kubelet() {
 }
 pids=() names=()
 run_bg() { local name=$1; shift; ("$@") & pids+=($!); names+=("$name"); }
-run_bg kubernetes build_kubernetes_then_kubelet
-run_bg etcd build_into "$etcd_dir" etcd -- build_etcd
-run_bg kwok build_into "$kwok_dir" kwok kwokctl -- build_kwok
-run_bg helm build_into "$helm_dir" helm -- build_helm
-run_bg coredns build_into "$coredns_dir" coredns -- build_coredns
-run_bg toxiproxy build_into "$toxiproxy_dir" toxiproxy-server -- build_toxiproxy
+# The standard library first, once: tools built side by side from a cold cache would each
+# compile it again (the cache keeps what a finished build compiled, not what one under way is).
+missing=0
+want kubernetes && [[ ! -x $k8s_dir/kube-apiserver || ! -x $kubelet_dir/kubelet ]] && missing=1
+for t in etcd kwok coredns helm toxiproxy; do
+  d=${t}_dir
+  want "$t" && ! compgen -G "${!d}/*" >/dev/null && missing=1
+done
+if ((missing)); then
+  start=$SECONDS
+  go build std
+  log "standard library compiled in $((SECONDS - start)) s"
+fi
+want kubernetes && run_bg kubernetes build_kubernetes_then_kubelet
+want etcd && run_bg etcd build_into "$etcd_dir" etcd -- build_etcd
+want kwok && run_bg kwok build_into "$kwok_dir" kwok kwokctl -- build_kwok
+want helm && run_bg helm build_into "$helm_dir" helm -- build_helm
+want coredns && run_bg coredns build_into "$coredns_dir" coredns -- build_coredns
+want toxiproxy && run_bg toxiproxy build_into "$toxiproxy_dir" toxiproxy-server -- build_toxiproxy
 failed=()
 for i in "${!pids[@]}"; do wait "${pids[$i]}" || failed+=("${names[$i]}"); done
 if ((${#failed[@]})); then log "failed: ${failed[*]} (its go output is above)"; exit 1; fi
 
-for d in "$k8s_dir" "$etcd_dir" "$kwok_dir" "$helm_dir" "$kubelet_dir" "$coredns_dir" "$toxiproxy_dir"; do
+dirs=()
+want kubernetes && dirs+=("$k8s_dir" "$kubelet_dir")
+for t in etcd kwok helm coredns toxiproxy; do d=${t}_dir; want "$t" && dirs+=("${!d}"); done
+for d in "${dirs[@]}"; do
   for f in "$d"/*; do ln -sfn "$f" "$bin/$(basename "$f")"; done
 done
 log "tools ready in $bin"
