@@ -56,6 +56,46 @@ def flavor(name, kind=None):
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
 
 
+class JobWatch:
+    """Follows every DistributedTraining of a namespace through `kubectl get -w` and keeps, per
+    job, the first time it was seen Queued (its state Queued and its Queued condition True): a
+    record that does not depend on a poll coming before the job moves on."""
+
+    def __init__(self, ns):
+        self.first_queued = {}  # job -> monotonic time
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen(
+            [os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "dtr", "-n", ns, "-w",
+             "--output-watch-events", "-o", "json"], stdout=subprocess.PIPE, text=True)
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+        self.thread.start()
+
+    def _follow(self):
+        decoder, buf = json.JSONDecoder(), ""
+        for line in self.proc.stdout:
+            buf += line
+            while buf.strip():
+                try:
+                    event, end = decoder.raw_decode(buf.lstrip())
+                except json.JSONDecodeError:
+                    break
+                buf = buf.lstrip()[end:]
+                job = event["object"]
+                status = job.get("status", {})
+                queued = any(c["type"] == "Queued" and c["status"] == "True" for c in status.get("conditions", []))
+                if status.get("state") == "Queued" and queued:
+                    with self.lock:
+                        self.first_queued.setdefault(job["metadata"]["name"], time.monotonic())
+
+    def queued_at(self, name):
+        with self.lock:
+            return self.first_queued.get(name)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
 class PodWatch:
     """Follows every pod of a namespace through `kubectl get -w` (a real watch) and keeps, per
     event, the GPUs requested by the pods that exist and have not ended (terminating included)."""

@@ -13,7 +13,7 @@ import yaml
 
 from crd_test import install_crd
 from kube import ROOT, apply, get_json, kubectl, wait_until
-from kueue_fixtures import GPU, KueueCase, PodWatch, flavor, gpu_role, queued
+from kueue_fixtures import JobWatch, GPU, KueueCase, PodWatch, flavor, gpu_role, queued
 from kueue_process import Kueue
 from lifecycle_test import job
 from operator_process import OperatorProcess
@@ -57,6 +57,7 @@ class KueueTest(KueueCase):
         self.queue_setup(gpus=8)
         self.priority_class(f"high-{self.id}", 1000)
         watch = PodWatch(self.ns)
+        jobs = JobWatch(self.ns)
         try:
             names = [f"q{i}" for i in range(6)]
             for i, n in enumerate(names):
@@ -66,18 +67,18 @@ class KueueTest(KueueCase):
                 # Kueue orders equal priorities by creation time, which has 1 s resolution.
                 wait_until(f"{n}'s Workload", lambda: self.workload(n), timeout=10)
                 time.sleep(1.05)
-            # Two fit; the four others are held with Kueue's reason, and no pod of theirs exists.
+            # Two fit; the four others are held, Queued with Kueue's reason, before any pod of
+            # theirs exists (seen by watches: a loaded machine may poll after they moved on).
             wait_until("two jobs admitted", lambda: len(watch.first_seen) == 2, timeout=30)
-            for n in names[2:]:
-                c = wait_until(f"{n} queued", lambda: self.condition(n, "Queued"), timeout=30)
-                self.assertEqual(c["status"], "True")
-                self.assertEqual(self.state(n), "Queued")
-                self.assertEqual(self.pods(n), [])
             for n in names:
                 self.wait_state(n, "Succeeded", timeout=120)
             wait_until("every pod ended", lambda: not watch.live, timeout=60)
         finally:
             watch.stop()
+            jobs.stop()
+        for n in names[2:]:
+            self.assertIsNotNone(jobs.queued_at(n), f"{n} was never Queued")
+            self.assertLess(jobs.queued_at(n), watch.first_seen[n], f"{n} had a pod before it was Queued")
         self.assertLessEqual(watch.max_gpus, 8, "never more GPUs of pods than the ClusterQueue's quota")
         self.assertGreaterEqual(watch.max_gpus, 8, "two jobs ran at once")
         order = sorted(names, key=lambda n: watch.first_seen[n])
