@@ -174,7 +174,10 @@ class ElasticTest(unittest.TestCase):
             self.assertIn("runs on with 2 of 3 workers (elasticPolicy.minReplicas 2)", entries[0]["message"])
             status = get_json("dtr", "aside", "-n", ns)["status"]
             self.assertEqual(status["state"], "Running")
-            events = get_json("events", "-n", ns, "--field-selector", "reason=WorkerSetAside")["items"]
+            # The event follows the status write (the operator records events after it, in the
+            # background): wait for it rather than read once.
+            events = wait_until("the WorkerSetAside event", lambda: get_json(
+                "events", "-n", ns, "--field-selector", "reason=WorkerSetAside")["items"], timeout=30)
             self.assertEqual(len(events), 1)
             self.assertEqual(events[0]["type"], "Warning")
             wait_until("worker 2's pod removed", lambda: "aside-worker-2" not in pods_by_name(ns, "aside"),

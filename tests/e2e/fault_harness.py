@@ -248,11 +248,18 @@ def run_faults(jobs=100, seed=None, timeout=600, operator_args=()):
             faults_end = time.monotonic()
             note("faults over")
 
+            pending = []  # the jobs not final at the last look, for the timeout's message
+
             def all_final():
                 items = get_json("dtr", "-n", ns)["items"]
                 done = [j for j in items if j.get("status", {}).get("state") in ("Succeeded", "Failed")]
+                pending[:] = [(j["metadata"]["name"], j.get("status", {}).get("state")) for j in items
+                              if j not in done]
                 return len(done) == jobs and items
-            items = wait_until(f"all {jobs} jobs to be Succeeded or Failed", all_final, timeout=timeout)
+            try:
+                items = wait_until(f"all {jobs} jobs to be Succeeded or Failed", all_final, timeout=timeout)
+            except AssertionError as e:
+                raise AssertionError(f"{e}; not final: {pending[:20]}") from None
             converged_s = time.monotonic() - faults_end
             total_s = time.monotonic() - start
             # Cleanup is part of the end state: give the last deletes a moment to be seen.

@@ -135,7 +135,7 @@ class _Reader:
         args = list(args)
         if not args or "/" in args[0]:
             return None
-        resource, name, namespace, query = args.pop(0), None, "default", {}
+        resource, name, namespace, query, managed = args.pop(0), None, "default", {}, False
         while args:
             a = args.pop(0)
             if a in ("-n", "--namespace") and args:
@@ -145,7 +145,7 @@ class _Reader:
             elif a == "--field-selector" and args:
                 query["fieldSelector"] = args.pop(0)
             elif a == "--show-managed-fields":
-                pass
+                managed = True
             elif not a.startswith("-") and name is None:
                 name = a
             else:
@@ -161,7 +161,15 @@ class _Reader:
             path += "?" + urllib.parse.urlencode(query)
         status, body = self._request(path)
         if status == 200:
-            return json.loads(body)
+            got = json.loads(body)
+            if not name and got.get("kind", "").endswith("List"):
+                # kubectl names each item's kind and version, as a single get would.
+                kind, version = got["kind"][:-len("List")], got.get("apiVersion")
+                got["items"] = [{"kind": kind, "apiVersion": version, **i} for i in got.get("items", [])]
+            if not managed:  # kubectl leaves them out unless asked
+                for o in got.get("items", [got]):
+                    o.get("metadata", {}).pop("managedFields", None)
+            return got
         reason = "NotFound" if status == 404 else json.loads(body).get("reason", str(status)) if body else str(status)
         message = json.loads(body).get("message", "") if body else ""
         raise KubectlError(["get", resource, *([name] if name else [])], subprocess.CompletedProcess(

@@ -299,7 +299,7 @@ class BadConfigTest(unittest.TestCase):
                               (["--local-steps", "0"], "--local-steps must be at least 1"),
                               (["--device", "tpu"], '--device must be cpu or cuda, got "tpu"'),
                               (["--eval-source", "nfs"], '--eval-source must be ps or model-dir, got "nfs"'),
-                              (["--model", "resnet"], '--model "resnet" is not toy, softmax or mlp'),
+                              (["--model", "resnet"], '--model "resnet" is not toy, softmax, mlp, lr, fm, deepfm or widedeep'),
                               (["--steps", "0"], "--steps must be at least 1"),
                               (["--hidden", "0"], '--hidden "0": "0" is not a layer width from 1 to 65536'),
                               (["--hidden", "a,b"], '--hidden "a,b": "a" is not a layer width'),
