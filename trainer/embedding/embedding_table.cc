@@ -61,15 +61,17 @@ bool EmbeddingTable::Admitted(Stripe& s, uint64_t id, bool count) {
 
 void EmbeddingTable::EvictOne(Stripe& s) {
   if (s.used == 0) return;
-  auto ticks = [&](uint32_t slot) { return s.chunks[slot / kChunkRows]->ticks[slot % kChunkRows]; };
-  auto uses = [&](uint32_t slot) { return s.chunks[slot / kChunkRows]->uses[slot % kChunkRows]; };
   uint32_t victim = static_cast<uint32_t>(NextRandom(&s.rng) % s.used);
   for (int i = 1; i < kEvictionSamples; ++i) {
     const uint32_t c = static_cast<uint32_t>(NextRandom(&s.rng) % s.used);
-    const bool older = ticks(c) < ticks(victim);
+    const Chunk& cc = *s.chunks[c / kChunkRows];
+    const Chunk& vc = *s.chunks[victim / kChunkRows];
+    const uint32_t c_tick = cc.ticks[c % kChunkRows], v_tick = vc.ticks[victim % kChunkRows];
+    const uint32_t c_uses = cc.uses[c % kChunkRows], v_uses = vc.uses[victim % kChunkRows];
+    const bool older = c_tick < v_tick;
     if (config_.eviction == Eviction::kLru
             ? older
-            : uses(c) < uses(victim) || (uses(c) == uses(victim) && older))
+            : c_uses < v_uses || (c_uses == v_uses && older))
       victim = c;
   }
   Chunk& vc = *s.chunks[victim / kChunkRows];

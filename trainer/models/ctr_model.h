@@ -69,7 +69,7 @@ class CtrModel {
   int concat_ = 0;  // the MLP's input width
   std::unique_ptr<DenseTower> tower_;
   // Variable indices.
-  int bias_ = 0, dense_wide_ = -1, dense_emb_ = -1, tower_first_ = -1;
+  int dense_wide_ = -1, dense_emb_ = -1, tower_first_ = -1;
   // The last forward pass.
   std::vector<float> logits_;
   std::vector<float> pooled_;  // n x concat_: every field's pooled embedding, then dense inputs
