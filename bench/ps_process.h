@@ -14,8 +14,8 @@ namespace disttrain::bench {
 class PsProcess {
  public:
   struct Options {
-    int workers = 0;     // training replicas TF_CONFIG lists
-    int partitions = 1;  // --ps-connections
+    int workers = 0;      // training replicas TF_CONFIG lists
+    int partitions = 1;   // --ps-connections
     std::string tls_dir;  // --tls-dir (mutual TLS), or empty for plaintext
     int cpu = -1;         // the one CPU it may run on; -1: any
   };

@@ -1,5 +1,5 @@
-// Embedding-table benchmarks (make bench-sparse; one JSON line per result, each figure the median of
-// several repetitions). Rows of width 16, float32, Adagrad, ids drawn from a Zipf law (s = 1.1)
+// Embedding-table benchmarks (make bench-sparse; one JSON line per result, each figure the median
+// of several repetitions). Rows of width 16, float32, Adagrad, ids drawn from a Zipf law (s = 1.1)
 // over 10 M ids, each request of 4,096 distinct ids, as a worker's deduplicated batch sends them.
 //
 //   table   row updates per second of one EmbeddingTable in this process, one thread and two:
@@ -113,7 +113,10 @@ void TableBench(int reps) {
       for (auto& t : ts) t.join();
       rates.push_back(rows / disttrain::bench::Seconds(start, disttrain::bench::Clock::now()));
     }
-    Emit({{"bench", "sparse_table"}, {"threads", threads}, {"dim", kDim}, {"optimizer", "adagrad"},
+    Emit({{"bench", "sparse_table"},
+          {"threads", threads},
+          {"dim", kDim},
+          {"optimizer", "adagrad"},
           {"row_updates_per_second", Median(rates)},
           {"row_updates_per_second_per_core", Median(rates) / threads}});
   }
@@ -186,10 +189,15 @@ void ServerBench(const std::string& trainer, int reps) {
     per_cpu.push_back(rows / cpu);
     per_wall.push_back(rows / wall);
   }
-  Emit({{"bench", "sparse_server"}, {"workers", kWorkers}, {"dim", kDim}, {"optimizer", "adagrad"},
-        {"batch_rows", kBatch}, {"row_updates_per_ps_core_second", Median(per_cpu)},
+  Emit({{"bench", "sparse_server"},
+        {"workers", kWorkers},
+        {"dim", kDim},
+        {"optimizer", "adagrad"},
+        {"batch_rows", kBatch},
+        {"row_updates_per_ps_core_second", Median(per_cpu)},
         {"row_updates_per_second", Median(per_wall)},
-        {"vs_goal_5m", Median(per_cpu) / 5e6}, {"vs_osdi14_1_35m", Median(per_cpu) / 1.35e6}});
+        {"vs_goal_5m", Median(per_cpu) / 5e6},
+        {"vs_osdi14_1_35m", Median(per_cpu) / 1.35e6}});
 }
 
 // Pushes every id of [first, last) in requests of 16,384, from two threads.
@@ -221,8 +229,11 @@ void MemoryBench(const std::string& trainer) {
     const double base = ps.Rss();
     PushRange(stub.get(), 0, kUniverse);
     const double rss = ps.Rss();
-    Emit({{"bench", "sparse_memory"}, {"rows", kUniverse}, {"row_bytes_with_state", row_bytes},
-          {"base_rss_mb", base / 1e6}, {"rss_mb", rss / 1e6},
+    Emit({{"bench", "sparse_memory"},
+          {"rows", kUniverse},
+          {"row_bytes_with_state", row_bytes},
+          {"base_rss_mb", base / 1e6},
+          {"rss_mb", rss / 1e6},
           {"bytes_per_row", (rss - base) / kUniverse},
           {"per_row_vs_row_bytes", (rss - base) / kUniverse / row_bytes},
           {"peak_rss_mb", ps.PeakRss() / 1e6}});
@@ -239,9 +250,12 @@ void MemoryBench(const std::string& trainer) {
       pushed = upto;
       samples.push_back({{"ids_pushed", upto}, {"rss_mb", ps.Rss() / 1e6}});
     }
-    Emit({{"bench", "sparse_memory_capacity"}, {"capacity_rows", kCapacity},
-          {"base_rss_mb", base / 1e6}, {"samples", samples},
-          {"capacity_bytes_mb", kCapacity * row_bytes / 1e6}, {"peak_rss_mb", ps.PeakRss() / 1e6}});
+    Emit({{"bench", "sparse_memory_capacity"},
+          {"capacity_rows", kCapacity},
+          {"base_rss_mb", base / 1e6},
+          {"samples", samples},
+          {"capacity_bytes_mb", kCapacity * row_bytes / 1e6},
+          {"peak_rss_mb", ps.PeakRss() / 1e6}});
   }
 }
 

@@ -69,9 +69,7 @@ void EmbeddingTable::EvictOne(Stripe& s) {
     const uint32_t c_tick = cc.ticks[c % kChunkRows], v_tick = vc.ticks[victim % kChunkRows];
     const uint32_t c_uses = cc.uses[c % kChunkRows], v_uses = vc.uses[victim % kChunkRows];
     const bool older = c_tick < v_tick;
-    if (config_.eviction == Eviction::kLru
-            ? older
-            : c_uses < v_uses || (c_uses == v_uses && older))
+    if (config_.eviction == Eviction::kLru ? older : c_uses < v_uses || (c_uses == v_uses && older))
       victim = c;
   }
   Chunk& vc = *s.chunks[victim / kChunkRows];

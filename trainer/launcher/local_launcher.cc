@@ -352,10 +352,9 @@ int Launcher::Run() {
       summary["auc"] = last_eval_["auc"];
       summary["loss"] = last_eval_.value("log_loss", nlohmann::json(nullptr));
     } else {
-      summary["accuracy"] =
-          last_eval_.is_null() ? nlohmann::json(nullptr) : last_eval_["accuracy"];
-      summary["loss"] =
-          source.is_null() ? nlohmann::json(nullptr) : source.value("loss", nlohmann::json(nullptr));
+      summary["accuracy"] = last_eval_.is_null() ? nlohmann::json(nullptr) : last_eval_["accuracy"];
+      summary["loss"] = source.is_null() ? nlohmann::json(nullptr)
+                                         : source.value("loss", nlohmann::json(nullptr));
     }
     if (evaluator_ != nullptr) {
       // Whether the accuracy above is the final checkpoint's (the chief's last step).
