@@ -171,9 +171,11 @@ class LifecycleTest(unittest.TestCase):
                                             "trainSeconds": 42.5, "accuracy": 0.8531, "evalLoss": 0.41,
                                             "evaluatedStep": 1500,
                                             "display": {"loss": "0.3739", "accuracy": "0.8531"}})
-        told = [m for r, m in self.events("result") if r == "TrainingResult"]
-        self.assertIn("global step 1500, loss 0.3739, train accuracy 0.8750, test accuracy 0.8531 at step 1500",
-                      told)
+        # Events are posted after the status write that carries the result: wait for the one that
+        # describes the whole result (the evaluator's, ending first, is told on its own before it).
+        whole = "global step 1500, loss 0.3739, train accuracy 0.8750, test accuracy 0.8531 at step 1500"
+        told = lambda: [m for r, m in self.events("result") if r == "TrainingResult"]
+        wait_until("the TrainingResult event of the whole result", lambda: whole in told(), timeout=30)
         wide = kubectl("get", "dtr", "result", "-n", self.ns, "-o", "wide").stdout.splitlines()
         row = dict(zip(wide[0].split(), wide[1].split()))
         self.assertEqual((row["STEP"], row["LOSS"], row["ACCURACY"]), ("1500", "0.3739", "0.8531"), wide)
