@@ -75,7 +75,7 @@ step() {  # step NAME LOG COMMAND...: runs COMMAND, its output also in $logs/LOG
   current="" current_pid=""
 }
 step "every ctest suite (unit, trainer processes, three cluster lanes)" ctest.log \
-  ctest --test-dir "$build" --output-on-failure --timeout 1800 -j5 --resource-spec-file tests/cpu-slots.json
+  ctest --test-dir "$build" --output-on-failure --timeout 1800 -j5 --resource-spec-file "$PWD/tests/cpu-slots.json"
 
 start=$SECONDS
 wait "$checks"
