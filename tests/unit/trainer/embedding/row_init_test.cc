@@ -20,6 +20,17 @@ TEST(RowInitTest, TheSameSeedAndIdGiveTheSameRowAnywhere) {
   EXPECT_NE(a, d) << "another seed";
 }
 
+TEST(RowInitTest, EveryBitOfTheIdCounts) {
+  // Hashed string features use all 64 bits: ids that differ only in their high bits are different
+  // rows and must not start alike.
+  std::vector<float> low(8), high(8);
+  for (int bit = 16; bit < 64; bit += 8) {
+    InitialRow(7, 12345, 8, 0.1f, low.data());
+    InitialRow(7, 12345 | (uint64_t{1} << bit), 8, 0.1f, high.data());
+    EXPECT_NE(low, high) << "bit " << bit;
+  }
+}
+
 TEST(RowInitTest, ValuesAreUniformWithTheAskedDeviation) {
   const float stddev = 0.05f;
   double sum = 0, sq = 0;

@@ -54,14 +54,14 @@ TEST(RowOptimizerTest, FtrlFollowsMcMahansAlgorithmOne) {
   float w[2] = {0, 0};
   float state[4];
   InitRowState(c, state);  // z = 0, n = 0
-  const float g[2] = {0.6f, 0.05f};
+  const float g[2] = {0.6f, 0.08f};
   ApplyRowGradient(c, g, w, state);
   // Coordinate 0: n = 0.36, sigma = (0.6 - 0) / 0.5 = 1.2, z = 0.6 - 1.2 * 0 = 0.6;
   // |z| > l1: w = -(0.6 - 0.1) / ((1 + 0.6) / 0.5 + 0.2) = -0.5 / 3.4.
   EXPECT_FLOAT_EQ(state[0], 0.6f);
   EXPECT_FLOAT_EQ(state[2], 0.36f);
   EXPECT_NEAR(w[0], -0.5f / 3.4f, 1e-6);
-  // Coordinate 1: z = 0.05 <= l1: w = 0 (the L1 term keeps rare features at zero).
+  // Coordinate 1: z = 0.08 <= l1: w = 0 (the L1 term keeps rare features at zero).
   EXPECT_FLOAT_EQ(w[1], 0.0f);
   // A second step on coordinate 0 with g = -0.3: n' = 0.45, sigma = (sqrt(.45) - .6) / .5,
   // z = 0.6 - 0.3 - sigma * w.
