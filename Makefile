@@ -80,7 +80,7 @@ unit: build ## Run the unit suites only (no cluster).
 check: unit ## The fast inner loop: build, then the unit suites and the format and layout checks (docs/development.md).
 
 e2e: build tools kueue peer images ## Run the end-to-end suites against the local cluster.
-	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e -j3 --resource-spec-file $(CURDIR)/tests/cpu-slots.json
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L e2e -j3
 
 sanitize: deps ## Unit suites under ASan+UBSan, the operator runtime under TSan, clang -Wthread-safety.
 	@scripts/sanitize.sh

@@ -9,8 +9,8 @@
 #      --build-only) and the CUDA tree (make cuda-build). Its output goes to build/checks.log.
 #   2. ctest, every suite at once as far as they allow (-j5): the cluster suites in three lanes,
 #      each lane a control plane of its own whose suites run one after another (tests/CMakeLists.txt),
-#      beside the suites without a cluster (the trainer's process suites one at a time), as far as
-#      the machine's CPU slots allow (tests/cpu-slots.json, explained in tests/CMakeLists.txt).
+#      beside the suites without a cluster; the suites that train hard (the real node's, the
+#      trainer's process suites, the Python suites) one at a time, in the real node's lane.
 #   3. Once the background builds are done: the sanitizer suites (scripts/sanitize.sh, nothing
 #      left to build) and the gpu tests (make cuda), at normal priority, with nothing beside them.
 #   4. One line that sums up the whole run, the last one: `tests: N passed, M failed, K skipped`,
@@ -75,7 +75,7 @@ step() {  # step NAME LOG COMMAND...: runs COMMAND, its output also in $logs/LOG
   current="" current_pid=""
 }
 step "every ctest suite (unit, trainer processes, three cluster lanes)" ctest.log \
-  ctest --test-dir "$build" --output-on-failure --timeout 1800 -j5 --resource-spec-file "$PWD/tests/cpu-slots.json"
+  ctest --test-dir "$build" --output-on-failure --timeout 1800 -j5
 
 start=$SECONDS
 wait "$checks"
