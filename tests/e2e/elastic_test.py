@@ -187,7 +187,9 @@ class ElasticTest(unittest.TestCase):
                 "aside-worker-2" in running(ns, "aside") and
                 pods_by_name(ns, "aside")["aside-worker-2"]["metadata"]["uid"]), timeout=60)
             self.assertNotEqual(back, kept["aside-worker-2"])
-            self.assertEqual(len(get_json("events", "-n", ns, "--field-selector", "reason=WorkerBack")["items"]), 1)
+            events = wait_until("the WorkerBack event", lambda: get_json(
+                "events", "-n", ns, "--field-selector", "reason=WorkerBack")["items"], timeout=30)
+            self.assertEqual(len(events), 1)
             for name in ("aside-chief-0", "aside-ps-0", "aside-worker-0", "aside-worker-1"):
                 self.assertEqual(pods_by_name(ns, "aside")[name]["metadata"]["uid"], kept[name],
                                  f"{name} was replaced")

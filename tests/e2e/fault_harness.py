@@ -210,7 +210,8 @@ def run_faults(jobs=100, seed=None, timeout=600, operator_args=()):
         operator = OperatorProcess("faults", "--workers", "4", *operator_args, kubeconfig=kubeconfig).start()
         specs = job_manifests(jobs, rng)
         try:
-            apply({"apiVersion": "v1", "kind": "List", "items": [m for _, _, m in specs]}, ns)
+            # 100 creates, each a GET and a POST from kubectl: past 60 s beside the other lanes twice.
+            apply({"apiVersion": "v1", "kind": "List", "items": [m for _, _, m in specs]}, ns, timeout=300)
             note(f"applied {jobs} jobs")
 
             def kill_and_restart():

@@ -213,10 +213,10 @@ def https_client():
     return cluster["server"], ctx
 
 
-def apply(manifest, namespace=None, kubeconfig=None):
+def apply(manifest, namespace=None, kubeconfig=None, timeout=60):
     args = ["apply", "-f", "-"] + (["-n", namespace] if namespace else [])
     return kubectl(*args, input=manifest if isinstance(manifest, str) else json.dumps(manifest),
-                   kubeconfig=kubeconfig)
+                   kubeconfig=kubeconfig, timeout=timeout)
 
 
 def wait_until(what, predicate, timeout=60.0, interval=0.2):

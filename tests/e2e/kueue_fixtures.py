@@ -231,5 +231,13 @@ class KueueCase(unittest.TestCase):
                          f"involvedObject.name={name},involvedObject.kind=DistributedTraining")["items"]
         return [(e["reason"], e["message"]) for e in items]
 
+    def wait_event(self, name, reason, count=1, timeout=30):
+        """The job's events of `reason` once there are `count` (the operator posts events in the
+        background after the write they tell of, so one read can come too early)."""
+        def told():
+            found = [(r, m) for r, m in self.events(name) if r == reason]
+            return found if len(found) >= count else None
+        return wait_until(f"{count} {reason} event(s) of {name}", told, timeout=timeout)
+
     def restarts(self, name):
         return sum(r.get("restarts", 0) for r in self.job(name).get("status", {}).get("replicaStatuses", {}).values())

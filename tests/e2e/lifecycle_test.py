@@ -92,6 +92,14 @@ class LifecycleTest(unittest.TestCase):
                          f"involvedObject.name={name},involvedObject.kind=DistributedTraining")["items"]
         return [(e["reason"], e["message"]) for e in items]
 
+    def wait_event(self, name, reason, count=1, timeout=30):
+        """The job's events of `reason` once there are `count` (the operator posts events in the
+        background after the write they tell of, so one read can come too early)."""
+        def told():
+            found = [(r, m) for r, m in self.events(name) if r == reason]
+            return found if len(found) >= count else None
+        return wait_until(f"{count} {reason} event(s) of {name}", told, timeout=timeout)
+
     def wait_no_pods(self, name, selector):
         wait_until(f"{selector} pods of {name} to be gone", lambda: not self.pods(name, selector), timeout=30)
 
@@ -155,7 +163,7 @@ class LifecycleTest(unittest.TestCase):
         self.assertEqual((result["evaluatedStep"], result["accuracy"]), (400, 0.85))
         pod = self.pods("evalafter", "disttrain.io/replica-type=evaluator")
         self.assertEqual([p["status"]["phase"] for p in pod], ["Succeeded"], "it ended by itself")
-        self.assertIn("FinalCheckpointEvaluated", [r for r, _ in self.events("evalafter")])
+        self.wait_event("evalafter", "FinalCheckpointEvaluated")
         # `kubectl wait` on the condition is how a script waits for the final accuracy.
         kubectl("wait", "--for=condition=Evaluated", "dtr/evalafter", "-n", self.ns, "--timeout=5s")
 
@@ -286,7 +294,7 @@ class LifecycleTest(unittest.TestCase):
         self.assertIn("exited with code 137", cond["message"])
         status = self.job("retry")["status"]
         self.assertEqual(status["replicaStatuses"]["Worker"]["restarts"], 2)
-        self.assertEqual(sum(1 for r, _ in self.events("retry") if r == "Restarting"), 2)
+        self.assertEqual(len(self.wait_event("retry", "Restarting", count=2)), 2)
         self.wait_no_pods("retry", "disttrain.io/replica-type=ps")
 
     def test_pods_refused_by_a_quota_set_replica_failure_until_the_quota_allows_them(self):
@@ -406,7 +414,7 @@ class LifecycleTest(unittest.TestCase):
         wait_until("the pods", lambda: len(self.pods("fenced")) == 4, timeout=30)
         first_pod = min(int(p["metadata"]["resourceVersion"]) for p in self.pods("fenced"))
         self.assertLess(int(policy["metadata"]["resourceVersion"]), first_pod, "a pod came before the policy")
-        self.assertIn("SuccessfulCreateNetworkPolicy", [r for r, _ in self.events("fenced")])
+        self.wait_event("fenced", "SuccessfulCreateNetworkPolicy")
         self.wait_state("fenced", "Succeeded", timeout=30)
         kubectl("delete", "dtr", "fenced", "-n", self.ns)
         wait_until("the NetworkPolicy collected with the job", lambda: "NotFound" in kubectl(
@@ -430,7 +438,7 @@ class LifecycleTest(unittest.TestCase):
         apply(job("gang", run_policy={"schedulingPolicy": {"minAvailable": 2}}, PS=role(1),
                   Worker=role(1)), self.ns)
         self.wait_state("gang", "Running", timeout=30)
-        self.assertIn("PodGroupUnavailable", [r for r, _ in self.events("gang")])
+        self.wait_event("gang", "PodGroupUnavailable")
         pod = self.pods("gang")[0]
         self.assertEqual(pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"], "gang")
 
