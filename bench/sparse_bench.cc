@@ -153,7 +153,7 @@ void ServerBench(const std::string& trainer, int reps) {
   constexpr int kWorkers = 4;
   std::vector<double> per_cpu, per_wall;
   for (int r = 0; r < reps; ++r) {
-    PsProcess ps(trainer, {.cpu = 0});
+    PsProcess ps(trainer, {.workers = kWorkers, .cpu = 0});
     auto stub = Connect(ps.address(), Table());
     std::vector<std::vector<v1::SparsePushPullRequest>> requests(kWorkers);
     for (int w = 0; w < kWorkers; ++w) {
@@ -224,7 +224,7 @@ void PushRange(v1::ParameterServer::Stub* stub, uint64_t first, uint64_t last) {
 void MemoryBench(const std::string& trainer) {
   const double row_bytes = kDim * sizeof(float) * 2;  // values and Adagrad's sums
   {
-    PsProcess ps(trainer, {});
+    PsProcess ps(trainer, {.workers = 1});
     auto stub = Connect(ps.address(), Table());
     const double base = ps.Rss();
     PushRange(stub.get(), 0, kUniverse);
@@ -240,7 +240,7 @@ void MemoryBench(const std::string& trainer) {
   }
   {
     constexpr uint64_t kCapacity = 1'000'000;
-    PsProcess ps(trainer, {});
+    PsProcess ps(trainer, {.workers = 1});
     auto stub = Connect(ps.address(), Table(kCapacity));
     const double base = ps.Rss();
     nlohmann::json samples = nlohmann::json::array();
