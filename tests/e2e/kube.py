@@ -259,3 +259,19 @@ class Namespace:
 
     def __exit__(self, *exc):
         kubectl("delete", "namespace", self.name, "--wait=false", check=False)
+
+
+def job_events(namespace, name, kind="DistributedTraining"):
+    """(reason, message) of each event of one object."""
+    items = get_json("events", "-n", namespace, "--field-selector",
+                     f"involvedObject.name={name},involvedObject.kind={kind}")["items"]
+    return [(e["reason"], e["message"]) for e in items]
+
+
+def wait_job_event(namespace, name, reason, count=1, timeout=30):
+    """The object's events of `reason` once there are `count`. The operator posts events in the
+    background after the write they tell of, so one read right after that write can come early."""
+    def told():
+        found = [(r, m) for r, m in job_events(namespace, name) if r == reason]
+        return found if len(found) >= count else None
+    return wait_until(f"{count} {reason} event(s) of {name}", told, timeout=timeout)

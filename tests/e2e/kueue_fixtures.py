@@ -9,7 +9,7 @@ import time
 import unittest
 import uuid
 
-from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, job_events, kubectl, wait_job_event, wait_until
 from lifecycle_test import role
 
 GPU = "nvidia.com/gpu"
@@ -227,17 +227,10 @@ class KueueCase(unittest.TestCase):
         return None
 
     def events(self, name):
-        items = get_json("events", "-n", self.ns, "--field-selector",
-                         f"involvedObject.name={name},involvedObject.kind=DistributedTraining")["items"]
-        return [(e["reason"], e["message"]) for e in items]
+        return job_events(self.ns, name)
 
     def wait_event(self, name, reason, count=1, timeout=30):
-        """The job's events of `reason` once there are `count` (the operator posts events in the
-        background after the write they tell of, so one read can come too early)."""
-        def told():
-            found = [(r, m) for r, m in self.events(name) if r == reason]
-            return found if len(found) >= count else None
-        return wait_until(f"{count} {reason} event(s) of {name}", told, timeout=timeout)
+        return wait_job_event(self.ns, name, reason, count, timeout)
 
     def restarts(self, name):
         return sum(r.get("restarts", 0) for r in self.job(name).get("status", {}).get("replicaStatuses", {}).values())

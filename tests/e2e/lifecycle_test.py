@@ -11,7 +11,7 @@ import time
 import unittest
 
 from crd_test import install_crd
-from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, job_events, kubectl, wait_job_event, wait_until
 from operator_process import OperatorProcess
 from probe import Probe
 
@@ -88,17 +88,10 @@ class LifecycleTest(unittest.TestCase):
         return [p for p in self.pods(name, extra_selector) if not p["metadata"].get("deletionTimestamp")]
 
     def events(self, name):
-        items = get_json("events", "-n", self.ns, "--field-selector",
-                         f"involvedObject.name={name},involvedObject.kind=DistributedTraining")["items"]
-        return [(e["reason"], e["message"]) for e in items]
+        return job_events(self.ns, name)
 
     def wait_event(self, name, reason, count=1, timeout=30):
-        """The job's events of `reason` once there are `count` (the operator posts events in the
-        background after the write they tell of, so one read can come too early)."""
-        def told():
-            found = [(r, m) for r, m in self.events(name) if r == reason]
-            return found if len(found) >= count else None
-        return wait_until(f"{count} {reason} event(s) of {name}", told, timeout=timeout)
+        return wait_job_event(self.ns, name, reason, count, timeout)
 
     def wait_no_pods(self, name, selector):
         wait_until(f"{selector} pods of {name} to be gone", lambda: not self.pods(name, selector), timeout=30)
