@@ -124,6 +124,20 @@ if ! wait_for "the API server to be ready" 60 kubectl_q get --raw /readyz; then
   report_components
   exit 1
 fi
+# The kwok controller binds its port only once the API server answers: hold the lock until every
+# port kwokctl picked is taken, or the next lane's creation may pick one of them again (seen: a
+# lane's kwok failing with "bind: address already in use").
+ports=$(awk '$1 == "port:" {print $2}' "$KWOK_WORKDIR/clusters/$CLUSTER_NAME/kwok.yaml" | sort -u)
+all_listening() {
+  local p
+  for p in $ports; do
+    [[ -n $(ss -Hltn "sport = :$p") ]] || return 1
+  done
+}
+if ! wait_for "every component to listen on its port ($(echo $ports))" 60 all_listening; then
+  report_components
+  exit 1
+fi
 flock -u 8
 for component in $COMPONENTS; do
   if ! component_running "$component"; then
