@@ -128,6 +128,11 @@ fi
 # port kwokctl picked is taken, or the next lane's creation may pick one of them again (seen: a
 # lane's kwok failing with "bind: address already in use").
 ports=$(awk '$1 == "port:" {print $2}' "$KWOK_WORKDIR/clusters/$CLUSTER_NAME/kwok.yaml" | sort -u)
+if [[ -z $ports ]]; then  # an empty list would wait for nothing and let the next creation race
+  log "no component ports in $KWOK_WORKDIR/clusters/$CLUSTER_NAME/kwok.yaml"
+  report_components
+  exit 1
+fi
 all_listening() {
   local p
   for p in $ports; do
