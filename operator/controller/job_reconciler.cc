@@ -357,7 +357,7 @@ void JobReconciler::UpdateCounts(Pass& p) {
       const PodState& pod = it->second;
       // Its restarts are in pastRestarts, or in its setAside entry.
       if (IsBeingReplaced(p.status, pod) || policy::IsSetAside(p.status, pod)) continue;
-      live_restarts += pod.restart_count;
+      live_restarts += policy::LiveRestarts(p.status, pod);
       if (pod.terminating || Deleted(pod.uid)) continue;
       // The cleanup right after this pass's write deletes it: counted gone already, so the
       // deletion's events bring no second write (a failed delete is counted again next pass).
@@ -370,11 +370,10 @@ void JobReconciler::UpdateCounts(Pass& p) {
     // A worker scaled away is no longer set aside.
     const int32_t wanted = spec.replicas;  // (clang captures no structured binding)
     std::erase_if(rs.set_aside, [wanted](const auto& e) { return e.index >= wanted; });
-    for (const api::SetAsideReplica& e : rs.set_aside) live_restarts += e.restarts;
     rs.active = active;
     rs.failed = failed;
     rs.succeeded = static_cast<int32_t>(rs.succeeded_indexes.size());
-    rs.restarts = rs.past_restarts + live_restarts;
+    rs.restarts = policy::RoleRestarts(rs, live_restarts);
     rs.running = running;
     rs.progress = absl::StrCat(running, "/", spec.replicas);
   }

@@ -103,7 +103,7 @@ FailureDecision DecideFailures(const api::DistributedTraining& job, const api::J
     }
     ++replacing;
     d.replace.push_back(pod);
-    d.restarts.push_back({type, pod.uid, 1 + pod.restart_count,
+    d.restarts.push_back({type, pod.uid, ReplacementRestarts(pod),
                           absl::StrCat(what, "; restarting it (restart ", tally.total() + replacing,
                                        " of ", limit, ")")});
   }

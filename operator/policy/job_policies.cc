@@ -122,10 +122,4 @@ TimeCheck CheckTtl(const api::DistributedTraining& job, absl::Time now) {
   return Check(job.spec.run_policy.ttl_seconds_after_finished, job.status.completion_time, now);
 }
 
-int32_t TotalRestarts(const api::JobStatus& status) {
-  int32_t total = 0;
-  for (const auto& [type, rs] : status.replica_statuses) total += rs.restarts;
-  return total;
-}
-
 }  // namespace disttrain::policy

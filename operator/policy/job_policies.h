@@ -58,9 +58,6 @@ TimeCheck CheckDeadline(const api::DistributedTraining& job, absl::Time now);
 // ttlSecondsAfterFinished, counted from status.completionTime.
 TimeCheck CheckTtl(const api::DistributedTraining& job, absl::Time now);
 
-// Restarts counted against backoffLimit: the sum over roles of replica restarts.
-int32_t TotalRestarts(const api::JobStatus& status);
-
 }  // namespace disttrain::policy
 
 #endif  // DISTTRAIN_OPERATOR_POLICY_JOB_POLICIES_H_

@@ -23,12 +23,32 @@ bool IsSetAside(const api::JobStatus& status, const PodState& pod) {
 RestartTally CountRestarts(const api::JobStatus& status, const std::vector<PodState>& current) {
   RestartTally tally;
   for (const auto& [type, rs] : status.replica_statuses) tally.past += rs.past_restarts;
-  for (const PodState& pod : current) {
-    if (!IsBeingReplaced(status, pod) && !IsSetAside(status, pod)) {
-      tally.in_place += pod.restart_count;
-    }
-  }
+  for (const PodState& pod : current) tally.in_place += LiveRestarts(status, pod);
   return tally;
+}
+
+int32_t LiveRestarts(const api::JobStatus& status, const PodState& pod) {
+  return IsBeingReplaced(status, pod) || IsSetAside(status, pod) ? 0 : pod.restart_count;
+}
+
+int32_t ReplacementRestarts(const PodState& pod) { return 1 + pod.restart_count; }
+
+namespace {
+
+int32_t SetAsideRestarts(const api::ReplicaStatus& role) {
+  int32_t n = 0;
+  for (const api::SetAsideReplica& e : role.set_aside) n += e.restarts;
+  return n;
+}
+
+}  // namespace
+
+int32_t RoleRestarts(const api::ReplicaStatus& role, int32_t live) {
+  return role.past_restarts + live + SetAsideRestarts(role);
+}
+
+int32_t RecordedLiveRestarts(const api::ReplicaStatus& role) {
+  return role.restarts - role.past_restarts - SetAsideRestarts(role);
 }
 
 int32_t BackoffLimit(const api::DistributedTraining& job) {
@@ -42,10 +62,7 @@ bool WithinBackoffLimit(const api::DistributedTraining& job, const RestartTally&
 
 bool RestartedInPlaceSince(const api::JobStatus& before, const RestartTally& tally) {
   int32_t recorded = 0;
-  for (const auto& [type, rs] : before.replica_statuses) {
-    recorded += rs.restarts - rs.past_restarts;
-    for (const api::SetAsideReplica& e : rs.set_aside) recorded -= e.restarts;
-  }
+  for (const auto& [type, rs] : before.replica_statuses) recorded += RecordedLiveRestarts(rs);
   return tally.in_place > recorded;
 }
 

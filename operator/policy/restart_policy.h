@@ -6,6 +6,7 @@
 // restartCount) of its current pods. A pod whose replacement is under way is listed in
 // status.restartingPods: its restarts are already in pastRestarts and count only there. A worker
 // pod set aside (elastic_policy.h) has its restarts in its setAside entry, out of backoffLimit.
+// Every sum of restarts the operator makes is one of the functions below.
 #ifndef DISTTRAIN_OPERATOR_POLICY_RESTART_POLICY_H_
 #define DISTTRAIN_OPERATOR_POLICY_RESTART_POLICY_H_
 
@@ -26,6 +27,21 @@ struct RestartTally {
 // `current` are the job's pods as cached; pods listed in status.restartingPods or set aside are
 // skipped.
 RestartTally CountRestarts(const api::JobStatus& status, const std::vector<PodState>& current);
+
+// The in-place restarts of `pod` that count as its own now: 0 while it is being replaced or set
+// aside (they are counted in pastRestarts, or in its setAside entry).
+int32_t LiveRestarts(const api::JobStatus& status, const PodState& pod);
+
+// What replacing `pod` adds to its role's pastRestarts: the replacement, and its in-place
+// restarts.
+int32_t ReplacementRestarts(const PodState& pod);
+
+// status.replicaStatuses[*].restarts: the role's pastRestarts, the LiveRestarts of its current
+// pods (`live`) and the restarts of its workers set aside.
+int32_t RoleRestarts(const api::ReplicaStatus& role, int32_t live);
+
+// The inverse of RoleRestarts: the live restarts a written role status recorded.
+int32_t RecordedLiveRestarts(const api::ReplicaStatus& role);
 
 // True when the pod is listed in status.restartingPods.
 bool IsBeingReplaced(const api::JobStatus& status, const PodState& pod);

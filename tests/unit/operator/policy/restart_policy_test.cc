@@ -1,5 +1,5 @@
-// CountRestarts, WithinBackoffLimit and RestartedInPlaceSince (restart_policy.h): restarts
-// counted once and checked against the backoff limit.
+// CountRestarts, WithinBackoffLimit, RestartedInPlaceSince and the role sums (restart_policy.h):
+// restarts counted once and checked against the backoff limit.
 #include "operator/policy/restart_policy.h"
 
 #include <cstdint>
@@ -122,6 +122,32 @@ INSTANTIATE_TEST_SUITE_P(
                     true,
                     false}),
     [](const auto& info) { return info.param.name; });
+
+TEST(RoleRestartsTest, SumsPastLiveAndSetAsideAndRecordedLiveIsItsInverse) {
+  api::ReplicaStatus role;
+  role.past_restarts = 3;
+  role.set_aside.push_back({.index = 1, .restarts = 4});
+  role.set_aside.push_back({.index = 2, .restarts = 1});
+  role.restarts = RoleRestarts(role, 2);
+  EXPECT_EQ(role.restarts, 3 + 2 + 4 + 1);
+  EXPECT_EQ(RecordedLiveRestarts(role), 2);
+}
+
+TEST(RoleRestartsTest, APodBeingReplacedOrSetAsideHasNoLiveRestarts) {
+  api::JobStatus status;
+  status.restarting_pods = {"a"};
+  PodState a = PodWithRestarts("a", 2, PodPhase::kFailed);
+  PodState b = PodWithRestarts("b", 3);
+  b.type = ReplicaType::kWorker;
+  b.index = 1;
+  EXPECT_EQ(LiveRestarts(status, a), 0);
+  EXPECT_EQ(LiveRestarts(status, b), 3);
+  status.replica_statuses[ReplicaType::kWorker].set_aside.push_back(
+      {.index = 1, .pod_uid = "b", .restarts = 3});
+  EXPECT_EQ(LiveRestarts(status, b), 0);
+  // Replacing a pod counts the replacement and what it restarted in place.
+  EXPECT_EQ(ReplacementRestarts(b), 4);
+}
 
 }  // namespace
 }  // namespace disttrain::policy
