@@ -147,7 +147,7 @@ class JobReconciler : public runtime::Reconciler {
   void SayWhyDispatchWaits(Pass& p, bool just_created);
   // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
   // `quiet`: no event (another one of the pass says it).
-  void Hold(Pass& p, const std::string& reason, const std::string& message, bool quiet = false);
+  void Hold(Pass& p, const queueing::Waiting& why, bool quiet = false);
   // After the job's status write: the job side of its Workload's status, and the finalizer.
   void SyncWorkload(Pass& p);
   // A deleted job's Workloads: their finalizer goes once the job's pods are gone.

@@ -68,8 +68,9 @@ void JobReconciler::SayWhyDispatchWaits(Pass& p, bool just_created) {
     if (st.finished || (st.admitted && !st.evicted)) return;
     why = queueing::WhyWaiting(st, p.workload_name, queueing::QueueName(p.job));
   } else if (p.replacing_workload) {
-    why = {"WorkloadReplaced", absl::StrCat("the job changed, so Kueue admits it again: Workload ",
-                                            p.workload_name, " is replaced")};
+    why = {queueing::QueueReason::kWorkloadReplaced,
+           absl::StrCat("the job changed, so Kueue admits it again: Workload ", p.workload_name,
+                        " is replaced")};
   } else if (just_created) {
     why = queueing::WhyWaiting({}, p.workload_name, queueing::QueueName(p.job));
   } else {
@@ -78,7 +79,7 @@ void JobReconciler::SayWhyDispatchWaits(Pass& p, bool just_created) {
   if (!FindCondition(p.status, kCreated)) {
     SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.now);
   }
-  Hold(p, why.reason, why.message, /*quiet=*/just_created);
+  Hold(p, why, /*quiet=*/just_created);
   // An evicted copy's counts, mirrored before MultiKueue deleted it: no pod runs now.
   p.status.replica_statuses.clear();
   UpdateCounts(p);
@@ -92,9 +93,9 @@ bool JobReconciler::AdoptWorkload(Pass& p, const std::string& name,
   absl::StatusOr<json> prebuilt = deps_.client->Get(kube::kWorkloads, ns, name);
   if (kube::IsNotFound(prebuilt.status())) {
     p.Requeue(kQueueRetry);
-    Hold(p, "WaitingForWorkload",
-         absl::StrCat("waiting for the prebuilt Workload ", name, " (label ",
-                      queueing::kPrebuiltWorkloadLabel, ") to exist"));
+    Hold(p, {queueing::QueueReason::kWaitingForWorkload,
+             absl::StrCat("waiting for the prebuilt Workload ", name, " (label ",
+                          queueing::kPrebuiltWorkloadLabel, ") to exist")});
     return false;
   }
   if (!prebuilt.ok()) {
@@ -110,7 +111,7 @@ bool JobReconciler::AdoptWorkload(Pass& p, const std::string& name,
   absl::StatusOr<json> patch = queueing::AdoptPatch(*prebuilt, *wanted);
   if (!patch.ok()) {
     p.Requeue(kQueueRetry);
-    Hold(p, "WorkloadNotAdoptable", std::string(patch.status().message()));
+    Hold(p, {queueing::QueueReason::kWorkloadNotAdoptable, std::string(patch.status().message())});
     return false;
   }
   if (absl::Status s =
@@ -121,8 +122,10 @@ bool JobReconciler::AdoptWorkload(Pass& p, const std::string& name,
   }
   p.Note("AdoptedWorkload", absl::StrCat("adopted the prebuilt Workload ", name));
   p.Requeue(absl::Seconds(1));  // the informer shows it now; its add queues no pass
-  Hold(p, "WaitingForAdmission",
-       absl::StrCat("waiting for Kueue to admit the prebuilt Workload ", name), /*quiet=*/true);
+  Hold(p,
+       {queueing::QueueReason::kWaitingForAdmission,
+        absl::StrCat("waiting for Kueue to admit the prebuilt Workload ", name)},
+       /*quiet=*/true);
   return false;
 }
 

@@ -42,6 +42,7 @@ using ::disttrain::policy::ReplicaObjects;
 using ::disttrain::policy::SetCondition;
 
 using nlohmann::json;
+using queueing::QueueReason;
 using queueing::WorkloadState;
 
 namespace {
@@ -156,10 +157,10 @@ bool JobReconciler::Admitted(Pass& p) {
   auto build_wanted = [&] { return BuildWantedWorkload(p, &wanted); };
 
   if (p.workload == nullptr && p.replacing_workload) {
-    Hold(p, "WorkloadReplaced",
-         absl::StrCat("Workload ", name,
-                      " is being deleted; a new one follows once the job's "
-                      "pods are gone"));
+    Hold(p, {QueueReason::kWorkloadReplaced,
+             absl::StrCat("Workload ", name,
+                          " is being deleted; a new one follows once the job's "
+                          "pods are gone")});
     return false;
   }
   if (p.workload == nullptr && p.prebuilt) return AdoptWorkload(p, name, build_wanted, wanted);
@@ -170,7 +171,7 @@ bool JobReconciler::Admitted(Pass& p) {
       // Quiet: this pass's status write waits for Kueue's answer (FirstWriteWaits), and so
       // does the news; a job still waiting then says so with that write.
       const queueing::Waiting why = queueing::WhyWaiting({}, name, queue);
-      Hold(p, why.reason, why.message, /*quiet=*/true);
+      Hold(p, why, /*quiet=*/true);
     }
     return false;
   }
@@ -191,9 +192,9 @@ bool JobReconciler::Admitted(Pass& p) {
   if (!same) {
     DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
     p.workload = nullptr;
-    Hold(
-        p, "WorkloadReplaced",
-        absl::StrCat("the job changed, so Kueue admits it again: Workload ", name, " is replaced"));
+    Hold(p, {QueueReason::kWorkloadReplaced,
+             absl::StrCat("the job changed, so Kueue admits it again: Workload ", name,
+                          " is replaced")});
     return false;
   }
   if (st.admitted && !st.evicted) {
@@ -207,7 +208,7 @@ bool JobReconciler::Admitted(Pass& p) {
         queueing::PodSetInfos(*p.workload, flavor);
     if (!infos.ok()) {
       p.Requeue(kQueueRetry);
-      Hold(p, "AdmissionUnusable", std::string(infos.status().message()));
+      Hold(p, {QueueReason::kAdmissionUnusable, std::string(infos.status().message())});
       return false;
     }
     p.admission = *std::move(infos);
@@ -247,12 +248,13 @@ bool JobReconciler::Admitted(Pass& p) {
     return true;
   }
   const queueing::Waiting why = queueing::WhyWaiting(st, name, queue);
-  Hold(p, why.reason, why.message);
+  Hold(p, why);
   return false;
 }
 
-void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& message,
-                         bool quiet) {
+void JobReconciler::Hold(Pass& p, const queueing::Waiting& why, bool quiet) {
+  const std::string reason = why.Reason();
+  const std::string& message = why.message;
   // The chief goes first: on SIGTERM it saves a checkpoint of what the parameter servers hold,
   // so the job resumes from there once admitted again; the others follow once it is gone.
   bool chief_live = false;
@@ -278,8 +280,7 @@ void JobReconciler::Hold(Pass& p, const std::string& reason, const std::string& 
   // As for a resumed job: activeDeadlineSeconds counts from the (re)admission.
   p.status.start_time.reset();
   if (news && !quiet) {
-    if (reason == "Preempted" || reason == "Evicted" || reason == "Inadmissible" ||
-        reason == "WorkloadPriorityClassNotFound" || reason == "AdmissionUnusable") {
+    if (queueing::IsWarning(why.reason)) {
       p.Warn(reason, message);
     } else {
       p.Note("Queued", absl::StrCat(reason, ": ", message));
@@ -295,12 +296,12 @@ bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
     if (!wpc.ok()) {
       if (kube::IsNotFound(wpc.status())) {
         p.Requeue(kQueueRetry);
-        Hold(p, "WorkloadPriorityClassNotFound",
-             absl::StrCat("WorkloadPriorityClass ", cls, " (label ", queueing::kPriorityClassLabel,
-                          ") does not exist"));
+        Hold(p, {QueueReason::kWorkloadPriorityClassNotFound,
+                 absl::StrCat("WorkloadPriorityClass ", cls, " (label ",
+                              queueing::kPriorityClassLabel, ") does not exist")});
       } else {
         p.Error("FailedCreateWorkload", wpc.status());
-        Hold(p, "FailedCreateWorkload", std::string(wpc.status().message()));
+        Hold(p, {QueueReason::kFailedCreateWorkload, std::string(wpc.status().message())});
       }
       return false;
     }
@@ -318,7 +319,7 @@ bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
              absl::StrCat("Kueue refused the job's Workload: ", r.message()));
     } else {  // e.g. Kueue's webhook unreachable: retried with backoff, the job held meanwhile
       p.Error("FailedCreateWorkload", r);
-      Hold(p, "FailedCreateWorkload", std::string(r.message()));
+      Hold(p, {QueueReason::kFailedCreateWorkload, std::string(r.message())});
     }
     return false;
   }

@@ -163,18 +163,22 @@ absl::Status ApplyPodSetInfo(const PodSetInfo& info, json* pod) {
 Waiting WhyWaiting(const WorkloadState& st, const std::string& workload_name,
                    const std::string& queue) {
   if (st.evicted) {
-    return {st.evicted_reason == "Preempted" ? "Preempted" : "Evicted",
+    return {st.evicted_reason == "Preempted" ? QueueReason::kPreempted : QueueReason::kEvicted,
             absl::StrCat("evicted by Kueue (", st.evicted_reason, "): ", st.evicted_message,
                          "; queued again")};
   }
   if (st.quota_reserved) {
-    return {"WaitingForAdmissionChecks", st.waiting_message.empty()
-                                             ? "quota reserved; waiting for admission checks"
-                                             : st.waiting_message};
+    return {QueueReason::kWaitingForAdmissionChecks,
+            st.waiting_message.empty() ? "quota reserved; waiting for admission checks"
+                                       : st.waiting_message};
   }
-  if (!st.waiting_reason.empty()) return {st.waiting_reason, st.waiting_message};
-  return {"WaitingForAdmission", absl::StrCat("waiting for Kueue to admit Workload ", workload_name,
-                                              " from LocalQueue ", queue)};
+  if (st.waiting_reason == "Inadmissible") return {QueueReason::kInadmissible, st.waiting_message};
+  if (!st.waiting_reason.empty()) {
+    return {QueueReason::kKueueSays, st.waiting_message, st.waiting_reason};
+  }
+  return {QueueReason::kWaitingForAdmission,
+          absl::StrCat("waiting for Kueue to admit Workload ", workload_name, " from LocalQueue ",
+                       queue)};
 }
 
 }  // namespace disttrain::queueing

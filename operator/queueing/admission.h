@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
+#include "operator/queueing/queue_reason.h"
 
 namespace disttrain::queueing {
 
@@ -42,10 +43,8 @@ WorkloadState ReadWorkload(const nlohmann::json& workload);
 
 // Why a job whose Workload is not (or no longer) admitted waits, for its Queued condition:
 // evicted (reason Preempted or Evicted), quota reserved but admission checks pending, Kueue's
-// own reason (Pending, Inadmissible), else waiting for admission from `queue`.
-struct Waiting {
-  std::string reason, message;
-};
+// own reason (Inadmissible, or any other as Kueue says it, e.g. Pending), else waiting for
+// admission from `queue`.
 Waiting WhyWaiting(const WorkloadState& state, const std::string& workload_name,
                    const std::string& queue);
 

@@ -109,25 +109,34 @@ TEST(AdmissionTest, ApplyMergesIntoThePodAndRefusesAContradiction) {
 TEST(WhyWaitingTest, SaysKueuesReasonEvictionFirst) {
   WorkloadState st;
   Waiting w = WhyWaiting(st, "wl", "team-a");
-  EXPECT_EQ(w.reason, "WaitingForAdmission");
+  EXPECT_EQ(w.Reason(), "WaitingForAdmission");
   EXPECT_EQ(w.message, "waiting for Kueue to admit Workload wl from LocalQueue team-a");
   st.waiting_reason = "Inadmissible";
   st.waiting_message = "LocalQueue team-a doesn't exist";
   w = WhyWaiting(st, "wl", "team-a");
-  EXPECT_EQ(w.reason, "Inadmissible");
+  EXPECT_EQ(w.Reason(), "Inadmissible");
+  EXPECT_TRUE(IsWarning(w.reason));
+  st.waiting_reason = "Pending";
+  st.waiting_message = "couldn't assign flavors to pod set worker";
+  w = WhyWaiting(st, "wl", "team-a");
+  EXPECT_EQ(w.Reason(), "Pending") << "Kueue's own reason, as it says it";
+  EXPECT_FALSE(IsWarning(w.reason));
+  st.waiting_reason = "Inadmissible";
+  st.waiting_message = "LocalQueue team-a doesn't exist";
+  w = WhyWaiting(st, "wl", "team-a");
   EXPECT_EQ(w.message, "LocalQueue team-a doesn't exist");
   st.quota_reserved = true;
   st.waiting_message = "";
-  EXPECT_EQ(WhyWaiting(st, "wl", "team-a").reason, "WaitingForAdmissionChecks");
+  EXPECT_EQ(WhyWaiting(st, "wl", "team-a").Reason(), "WaitingForAdmissionChecks");
   st.evicted = true;
   st.evicted_reason = "Preempted";
   st.evicted_message = "Preempted to accommodate a workload";
   w = WhyWaiting(st, "wl", "team-a");
-  EXPECT_EQ(w.reason, "Preempted");
+  EXPECT_EQ(w.Reason(), "Preempted");
   EXPECT_EQ(w.message,
             "evicted by Kueue (Preempted): Preempted to accommodate a workload; queued again");
   st.evicted_reason = "AdmissionCheck";
-  EXPECT_EQ(WhyWaiting(st, "wl", "team-a").reason, "Evicted");
+  EXPECT_EQ(WhyWaiting(st, "wl", "team-a").Reason(), "Evicted");
 }
 
 }  // namespace
