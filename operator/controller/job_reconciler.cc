@@ -312,10 +312,9 @@ void JobReconciler::Run(Pass& p) {
     return;
   }
   p.Requeue(deadline.requeue_after);
-  // Pods wait for their PodGroup: created without it, they would never be gang scheduled.
-  if (!EnsurePodGroup(p)) return;
-  if (!EnsureNetworkPolicy(p)) return;
-  if (!EnsureTlsSecret(p)) return;
+  // Pods wait for their PodGroup (created without it, they would never be gang scheduled),
+  // NetworkPolicy and TLS Secret.
+  if (!CreatePrerequisites(p)) return;
   if (!HandleFailures(p)) return;
   if (!CheckInPlaceRestarts(p)) return;
   RemoveSurplusReplicas(p);

@@ -173,13 +173,12 @@ class JobReconciler : public runtime::Reconciler {
   // No pod is missing (or every missing one was created): clears ReplicaFailure and the count of
   // failed creation passes.
   void CreatedEverything(Pass& p);
-  bool EnsurePodGroup(Pass& p);
-  // The job's NetworkPolicy (network_policy_builder.h), created before its first pods, so no pod
-  // of the job ever runs unprotected. False when it could not be created: the pass stops there.
-  bool EnsureNetworkPolicy(Pass& p);
-  // spec.tls: the job's certificates (tls_secret_builder.h), in a Secret the job owns, before its
-  // first pods (they mount it). False when it could not be created: the pass stops there.
-  bool EnsureTlsSecret(Pass& p);
+  // The objects the job's pods need (policy/prerequisites.h), each created before the first pod:
+  // once pods exist, so do they (a suspended or restarted job that has none left tries again,
+  // and finds them). False when one could not be built or created: the pass stops there, and
+  // no pod of the job ever runs unprotected or without its gang. A PodGroup whose API is not
+  // installed is told (PodGroupUnavailable) and gone without.
+  bool CreatePrerequisites(Pass& p);
   void DeletePodGroup(Pass& p);
   const kube::Resource& PodGroupResource() const;
   void UpdateCounts(Pass& p);

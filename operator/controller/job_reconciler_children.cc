@@ -17,16 +17,13 @@
 #include "operator/policy/desired_objects.h"
 #include "operator/policy/elastic_policy.h"
 #include "operator/policy/job_policies.h"
-#include "operator/policy/network_policy_builder.h"
-#include "operator/policy/pod_group_builder.h"
+#include "operator/policy/prerequisites.h"
 #include "operator/policy/tls_secret_builder.h"
 
 namespace disttrain::controller {
 
 using ::disttrain::policy::BuildDesiredObjects;
-using ::disttrain::policy::BuildNetworkPolicy;
-using ::disttrain::policy::BuildPodGroup;
-using ::disttrain::policy::BuildTlsSecret;
+using ::disttrain::policy::BuildPrerequisites;
 using ::disttrain::policy::CheckTtl;
 using ::disttrain::policy::CleanupOnFinish;
 using ::disttrain::policy::DesiredObjects;
@@ -42,10 +39,11 @@ using ::disttrain::policy::kSucceeded;
 using ::disttrain::policy::kSuspended;
 using ::disttrain::policy::PodPhase;
 using ::disttrain::policy::PodState;
+using ::disttrain::policy::Prerequisite;
+using ::disttrain::policy::PrerequisiteKind;
 using ::disttrain::policy::ReplicaObjects;
 using ::disttrain::policy::SetCondition;
 using ::disttrain::policy::TimeCheck;
-using ::disttrain::policy::TlsSecretName;
 
 using nlohmann::json;
 
@@ -254,69 +252,70 @@ const kube::Resource& JobReconciler::PodGroupResource() const {
                                                                : kube::kCoschedulingPodGroups;
 }
 
-bool JobReconciler::EnsurePodGroup(Pass& p) {
-  // Created before the first pods: once pods exist, so does the PodGroup.
-  if (!p.job.spec.run_policy.scheduling_policy || !p.pods.empty()) return true;
-  absl::StatusOr<std::optional<json>> group = BuildPodGroup(p.job, deps_.build);
-  if (!group.ok() || !group->has_value())
-    return true;  // quantities were validated by CreateMissing's build
-  const kube::Resource& res = PodGroupResource();
-  absl::StatusOr<json> r = deps_.client->Create(res, p.job.metadata.namespace_name, **group);
-  if (r.ok()) {
-    p.Note("SuccessfulCreatePodGroup",
-           absl::StrCat("created ", res.group, " PodGroup ", p.job.metadata.name));
-  } else if (kube::IsNotFound(r.status())) {
-    p.Warn(
-        "PodGroupUnavailable",
-        absl::StrCat("the ", res.group, "/", res.version,
-                     " PodGroup API is not installed; pods are created without gang scheduling"));
-  } else if (!kube::IsAlreadyExists(r.status())) {
-    p.Error("FailedCreatePodGroup", r.status());
-    return false;
+namespace {
+
+// How the reconciler creates and tells one kind of prerequisite.
+struct PrerequisiteFront {
+  const kube::Resource* resource;
+  const char* what;  // "NetworkPolicy", "Secret", "scheduling.x-k8s.io PodGroup", ...
+  const char* created_reason;
+  const char* detail;  // after the name in the created event
+  const char* failed_reason;
+  bool api_optional;  // NotFound (the API is not installed): told, and the pods go without
+};
+
+PrerequisiteFront FrontOf(PrerequisiteKind kind, const kube::Resource& pod_groups) {
+  switch (kind) {
+    case PrerequisiteKind::kPodGroup:
+      return {&pod_groups, "PodGroup", "SuccessfulCreatePodGroup", "", "FailedCreatePodGroup",
+              true};
+    case PrerequisiteKind::kNetworkPolicy:
+      return {&kube::kNetworkPolicies,         "NetworkPolicy",
+              "SuccessfulCreateNetworkPolicy", ": ingress only from the job's pods",
+              "FailedCreateNetworkPolicy",     false};
+    case PrerequisiteKind::kTlsSecret:
+      return {&kube::kSecrets,
+              "Secret",
+              "SuccessfulCreateTlsSecret",
+              ": a CA for this job and a certificate per task",
+              "FailedCreateTlsSecret",
+              false};
   }
-  return true;
+  return {};
 }
 
-bool JobReconciler::EnsureNetworkPolicy(Pass& p) {
-  // Once pods exist, so does the policy (a suspended or restarted job that has none left tries
-  // again, and finds it).
+}  // namespace
+
+bool JobReconciler::CreatePrerequisites(Pass& p) {
   if (!p.pods.empty()) return true;
-  std::optional<json> policy = BuildNetworkPolicy(p.job, deps_.build);
-  if (!policy) return true;
-  absl::StatusOr<json> r =
-      deps_.client->Create(kube::kNetworkPolicies, p.job.metadata.namespace_name, *policy);
-  if (r.ok()) {
-    p.Note("SuccessfulCreateNetworkPolicy",
-           absl::StrCat("created NetworkPolicy ", p.job.metadata.name,
-                        ": ingress only from the job's pods"));
-  } else if (!kube::IsAlreadyExists(r.status())) {
-    // No pod without its policy: the job waits, retried with backoff, the event says why (e.g.
-    // the operator's ClusterRole lacks networkpolicies create; --network-policy=false or
-    // spec.networkPolicy.enabled: false go without).
-    p.Error("FailedCreateNetworkPolicy", r.status());
-    return false;
-  }
-  return true;
-}
-
-bool JobReconciler::EnsureTlsSecret(Pass& p) {
-  if (!p.job.spec.tls.enabled || !p.pods.empty()) return true;
-  // Create only (the operator may read no Secret): the name carries the job's uid, so a Secret
-  // that already has it was made by an earlier pass for this very job, never by someone else.
-  absl::StatusOr<json> secret = BuildTlsSecret(p.job, deps_.build, p.now);
-  if (!secret.ok()) {
-    p.Error("FailedCreateTlsSecret", secret.status());
-    return false;
-  }
-  absl::StatusOr<json> r =
-      deps_.client->Create(kube::kSecrets, p.job.metadata.namespace_name, *secret);
-  if (r.ok()) {
-    p.Note("SuccessfulCreateTlsSecret",
-           absl::StrCat("created Secret ", TlsSecretName(p.job),
-                        ": a CA for this job and a certificate per task"));
-  } else if (!kube::IsAlreadyExists(r.status())) {
-    p.Error("FailedCreateTlsSecret", r.status());
-    return false;
+  for (Prerequisite& pre : BuildPrerequisites(p.job, deps_.build, p.now)) {
+    const PrerequisiteFront front = FrontOf(pre.kind, PodGroupResource());
+    if (!pre.object.ok()) {
+      p.Error(front.failed_reason, pre.object.status());
+      return false;
+    }
+    const kube::Resource& res = *front.resource;
+    const std::string name = pre.object->value("/metadata/name"_json_pointer, std::string());
+    // Create only (the operator may read no Secret): a TLS Secret's name carries the job's uid,
+    // so one that already has it was made by an earlier pass for this very job.
+    absl::StatusOr<json> r =
+        deps_.client->Create(res, p.job.metadata.namespace_name, *std::move(pre.object));
+    if (r.ok()) {
+      p.Note(front.created_reason,
+             pre.kind == PrerequisiteKind::kPodGroup
+                 ? absl::StrCat("created ", res.group, " PodGroup ", name)
+                 : absl::StrCat("created ", front.what, " ", name, front.detail));
+    } else if (front.api_optional && kube::IsNotFound(r.status())) {
+      p.Warn("PodGroupUnavailable",
+             absl::StrCat("the ", res.group, "/", res.version, " ", front.what,
+                          " API is not installed; pods are created without gang scheduling"));
+    } else if (!kube::IsAlreadyExists(r.status())) {
+      // No pod without it: the job waits, retried with backoff, the event says why (e.g. the
+      // operator's ClusterRole lacks networkpolicies create; --network-policy=false or
+      // spec.networkPolicy.enabled: false go without).
+      p.Error(front.failed_reason, r.status());
+      return false;
+    }
   }
   return true;
 }
