@@ -17,7 +17,7 @@
 
 namespace disttrain {
 
-// Exit codes shared by both binaries (documented in docs/exit-codes.md).
+// Exit codes shared by both binaries (documented in docs/trainer.md, "Exit codes").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;

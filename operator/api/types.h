@@ -93,7 +93,7 @@ struct TfConfigOptions {
 };
 
 // spec.networkPolicy: the NetworkPolicy the operator creates for a job before its pods
-// (controller/network_policy_builder.h): ingress to the job's pods only from the job's own pods,
+// (policy/network_policy_builder.h): ingress to the job's pods only from the job's own pods,
 // and to their metrics port from the peers named here. Egress is untouched.
 enum class JobPorts {
   kTfConfig,  // the ports TF_CONFIG lists (each role's tfjob-port, 2222 by default)
@@ -107,7 +107,7 @@ struct NetworkPolicySpec {
   std::vector<nlohmann::json> metrics_from;
 };
 
-// spec.tls: mutual TLS between the job's trainer tasks (controller/tls_secret_builder.h). The
+// spec.tls: mutual TLS between the job's trainer tasks (policy/tls_secret_builder.h). The
 // operator issues a CA for the job and a certificate per task into a Secret owned by the job;
 // each pod mounts its own certificate and the CA, and the trainer (DISTTRAIN_TLS_DIR) then accepts
 // only peers of the same job. Immutable.

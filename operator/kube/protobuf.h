@@ -1,7 +1,7 @@
 // Kubernetes' protobuf encoding (application/vnd.kubernetes.protobuf), as far as the operator
 // reads it: the envelope every object comes in ("k8s\0" + runtime.Unknown), lists, watch event
 // frames and meta/v1 Status. The objects themselves are decoded by the caller's ObjectDecoder,
-// which reads only the fields it needs (controller/pod_projection_proto.cc). The API server
+// which reads only the fields it needs (policy/pod_projection_proto.cc). The API server
 // serves protobuf for built-in types (pods, services), not for custom resources.
 // Pure functions over byte views; thread-safe.
 #ifndef DISTTRAIN_OPERATOR_KUBE_PROTOBUF_H_
