@@ -3,7 +3,8 @@
 //   disttrain-operator [flags]          runs the controller (see --help)
 //   disttrain-operator render -f JOB    prints the objects a job would get
 //
-// Wires the pieces together: client -> informers -> work queue -> reconciler -> manager.
+// Wires the pieces together: flags -> client -> one front per API (controller/front.h:
+// informers -> work queue -> reconciler) -> manager.
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,21 +18,16 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/version.h"
-#include "operator/api/labels.h"
 #include "operator/cli/render.h"
+#include "operator/controller/front.h"
 #include "operator/controller/job_api.h"
-#include "operator/controller/job_events.h"
-#include "operator/controller/job_reconciler.h"
 #include "operator/kube/config.h"
 #include "operator/kube/rest_kube_client.h"
-#include "operator/policy/pod_projection.h"
-#include "operator/queueing/workload.h"
 #include "operator/runtime/background_event_recorder.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/manager.h"
@@ -89,125 +85,6 @@ std::string Identity() {
   std::mt19937 rng{std::random_device{}()};
   return absl::StrCat(host, "_", rng() % 1000000);
 }
-
-// One API front: its jobs', pods', Services' (and Workloads') informers, its work queue, its
-// reconciler and its controller. DistributedTraining and TFJob each get one; both run the same
-// engine.
-struct FrontSettings {
-  kube::KubeClient* client;
-  const Flags* flags;
-  Clock* clock;
-  MetricsRegistry* metrics;
-  runtime::EventRecorder* events;
-  runtime::Informer* flavors;  // null without Kueue
-};
-
-class Front {
- public:
-  Front(const FrontSettings& s, const controller::JobApi& api, const api::JobKind& kind)
-      : selector_(absl::StrCat(kind.labels.owner_key, "=", kind.labels.owner_value)),
-        // Jobs CBOR-encoded too: a job of 7 replicas is ~13 KB as a tree and ~2 KB encoded
-        // (bench/cache_memory_bench.cc); at 10,000 jobs the trees alone took ~130 MB. A pass
-        // decodes its job once (~30 us).
-        jobs_(s.client, {.resource = *api.resource,
-                         .namespace_name = s.flags->namespace_name,
-                         .store_encoding = runtime::StoreEncoding::kCbor}),
-        pods_(s.client, {.resource = kube::kPods,
-                         .namespace_name = s.flags->namespace_name,
-                         .label_selector = selector_,
-                         .transform = policy::ProjectPod,
-                         .decode_protobuf = policy::DecodePodProjection,
-                         .store_encoding = runtime::StoreEncoding::kCbor}),
-        services_(s.client, {.resource = kube::kServices,
-                             .namespace_name = s.flags->namespace_name,
-                             .label_selector = selector_,
-                             .transform = policy::ProjectService,
-                             .decode_protobuf = policy::DecodeServiceProjection,
-                             .store_encoding = runtime::StoreEncoding::kCbor}),
-        queue_({.name = absl::AsciiStrToLower(kind.kind)}, s.clock, s.metrics) {
-    const Flags& f = *s.flags;
-    // Kueue: the Workloads this operator made (they carry its managed-by label, whichever
-    // front's job owns them). With --tfjob-queueing=kueue, Kueue's kubeflow.org/tfjob
-    // integration queues TFJobs by suspending them: the TFJob front makes no Workload and runs
-    // what Kueue resumes.
-    const bool kueue_queues_tfjobs = &kind == &api::kTfJobKind && f.tfjob_queueing == "kueue";
-    if (s.flavors != nullptr && !kueue_queues_tfjobs) {
-      workloads_ = std::make_unique<runtime::Informer>(
-          s.client,
-          runtime::InformerOptions{
-              .resource = kube::kWorkloads,
-              .namespace_name = f.namespace_name,
-              .label_selector = absl::StrCat(
-                  api::kLabelManagedBy, "=", api::kManagedByValue, ",", queueing::kJobKindLabel,
-                  &kind == &api::kTfJobKind ? "=" : "!=", api::kTfJobKind.kind),
-              .transform = queueing::ProjectWorkload,
-              .store_encoding = runtime::StoreEncoding::kCbor});
-    }
-    controller::ReconcilerDeps deps;
-    deps.api = &api;
-    deps.parallel_requests = static_cast<int>(f.parallel_requests);
-    deps.client = s.client;
-    deps.jobs = &jobs_.store();
-    deps.pods = &pods_.store();
-    deps.services = &services_.store();
-    // TFJobs in the namespaces a label selector picks (a migration namespace by namespace).
-    if (&kind == &api::kTfJobKind && !f.tfjob_namespace_selector.empty()) {
-      namespaces_ = std::make_unique<runtime::Informer>(
-          s.client, runtime::InformerOptions{.resource = kube::kNamespaces,
-                                             .label_selector = f.tfjob_namespace_selector});
-      deps.namespaces = &namespaces_->store();
-    }
-    if (workloads_) {
-      deps.workloads = &workloads_->store();
-      deps.flavors = &s.flavors->store();
-      deps.kueue_pods_ready = f.kueue_pods_ready;
-    }
-    deps.events = s.events;
-    deps.clock = s.clock;
-    deps.build.cluster_domain = f.cluster_domain;
-    deps.build.network_policy = f.network_policy;
-    deps.build.gang_scheduler = f.gang_scheduler == "volcano"
-                                    ? policy::GangScheduler::kVolcano
-                                    : policy::GangScheduler::kSchedulerPlugins;
-    reconciler_ = std::make_unique<controller::JobReconciler>(deps);
-    jobs_.AddHandler(controller::EnqueueJobs(&queue_));
-    pods_.AddHandler(
-        controller::EnqueuePodOwners(&queue_, absl::Milliseconds(f.pod_event_batch_ms)));
-    controller::JobReconciler* r = reconciler_.get();
-    pods_.AddHandler({[r](const runtime::ObjectPtr& o) { r->Saw("pods", *o); }, nullptr,
-                      [r](const runtime::ObjectPtr& o) {
-                        r->ForgetPod(o->value("/metadata/uid"_json_pointer, ""));
-                        r->Saw("pods", *o);
-                      }});
-    services_.AddHandler(controller::EnqueueServiceOwners(&queue_));
-    services_.AddHandler({[r](const runtime::ObjectPtr& o) { r->Saw("services", *o); }, nullptr,
-                          [r](const runtime::ObjectPtr& o) { r->Saw("services", *o); }});
-    if (workloads_) workloads_->AddHandler(controller::EnqueueWorkloadOwners(&queue_));
-    if (namespaces_) {
-      namespaces_->AddHandler(controller::EnqueueNamespaceJobs(&queue_, &jobs_.store()));
-    }
-    controller_ =
-        std::make_unique<runtime::Controller>(absl::AsciiStrToLower(kind.kind), reconciler_.get(),
-                                              &queue_, static_cast<int>(f.workers), s.metrics);
-  }
-
-  void AddTo(runtime::Manager* manager) {
-    manager->AddInformer(&jobs_);
-    manager->AddInformer(&pods_);
-    manager->AddInformer(&services_);
-    if (workloads_) manager->AddInformer(workloads_.get());
-    if (namespaces_) manager->AddInformer(namespaces_.get());
-    manager->AddController(controller_.get());
-  }
-
- private:
-  const std::string selector_;
-  runtime::Informer jobs_, pods_, services_;
-  std::unique_ptr<runtime::Informer> workloads_, namespaces_;
-  runtime::WorkQueue queue_;
-  std::unique_ptr<controller::JobReconciler> reconciler_;
-  std::unique_ptr<runtime::Controller> controller_;
-};
 
 int RunController(const std::vector<std::string>& args) {
   // Block the stop signals before any thread exists (cpprestsdk starts its own), so that every
@@ -382,12 +259,26 @@ int RunController(const std::vector<std::string>& args) {
       return kExitUsage;
     }
   }
-  FrontSettings settings{(*client).get(), &f, clock, &metrics, &recorder, flavors.get()};
-  std::vector<std::unique_ptr<Front>> fronts;
-  fronts.push_back(std::make_unique<Front>(settings, controller::DistributedTrainingApi(),
-                                           api::kDistributedTrainingKind));
+  const controller::FrontDeps deps{(*client).get(), clock, &metrics, &recorder};
+  controller::FrontSettings settings;
+  settings.namespace_name = f.namespace_name;
+  settings.workers = static_cast<int>(f.workers);
+  settings.parallel_requests = static_cast<int>(f.parallel_requests);
+  settings.pod_event_batch = absl::Milliseconds(f.pod_event_batch_ms);
+  settings.flavors = flavors.get();
+  settings.kueue_pods_ready = f.kueue_pods_ready;
+  settings.kueue_queues_tfjobs = f.tfjob_queueing == "kueue";
+  settings.tfjob_namespace_selector = f.tfjob_namespace_selector;
+  settings.build.cluster_domain = f.cluster_domain;
+  settings.build.network_policy = f.network_policy;
+  settings.build.gang_scheduler = f.gang_scheduler == "volcano"
+                                      ? policy::GangScheduler::kVolcano
+                                      : policy::GangScheduler::kSchedulerPlugins;
+  std::vector<std::unique_ptr<controller::Front>> fronts;
+  fronts.push_back(
+      std::make_unique<controller::Front>(deps, controller::DistributedTrainingApi(), settings));
   if (f.tfjob) {
-    fronts.push_back(std::make_unique<Front>(settings, controller::TfJobApi(), api::kTfJobKind));
+    fronts.push_back(std::make_unique<controller::Front>(deps, controller::TfJobApi(), settings));
   }
 
   runtime::ManagerOptions options;
@@ -403,7 +294,7 @@ int RunController(const std::vector<std::string>& args) {
   }
   runtime::Manager manager(options, (*client).get(), &metrics, clock);
   if (flavors) manager.AddInformer(flavors.get());
-  for (const std::unique_ptr<Front>& front : fronts) front->AddTo(&manager);
+  for (const std::unique_ptr<controller::Front>& front : fronts) front->AddTo(&manager);
 
   std::thread signal_thread([&manager, signals] {
     int sig = 0;

@@ -7,15 +7,18 @@ namespace disttrain::controller {
 
 const JobApi& DistributedTrainingApi() {
   static const JobApi api = {
-      &kube::kDistributedTrainings, api::DecodeJob, api::DecodeStatus,
+      &api::kDistributedTrainingKind,
+      &kube::kDistributedTrainings,
+      api::DecodeJob,
+      api::DecodeStatus,
       [](const api::JobStatus& status, const api::JobSpec&) { return api::EncodeStatus(status); },
       nullptr};
   return api;
 }
 
 const JobApi& TfJobApi() {
-  static const JobApi api = {&kube::kTfJobs, api::DecodeTfJob, api::DecodeTfJobStatus,
-                             api::EncodeTfJobStatus, "lastReconcileTime"};
+  static const JobApi api = {&api::kTfJobKind,       &kube::kTfJobs,         api::DecodeTfJob,
+                             api::DecodeTfJobStatus, api::EncodeTfJobStatus, "lastReconcileTime"};
   return api;
 }
 

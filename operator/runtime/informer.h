@@ -72,6 +72,7 @@ class Informer {
   bool WaitForSync(absl::Duration timeout);
   const Store& store() const { return store_; }
   const std::string& name() const { return name_; }
+  const InformerOptions& options() const { return options_; }
   // Lists done since Start (the first one plus relists after 410 Gone).
   int list_count() const { return list_count_.load(); }
 

@@ -18,6 +18,10 @@ TEST(JobApiTest, EachFrontReadsItsOwnResource) {
   EXPECT_EQ(TfJobApi().resource->plural, "tfjobs");
   EXPECT_EQ(DistributedTrainingApi().write_time_field, nullptr);
   EXPECT_STREQ(TfJobApi().write_time_field, "lastReconcileTime");
+  for (const JobApi* api : {&DistributedTrainingApi(), &TfJobApi()}) {
+    EXPECT_EQ(api->resource->plural, api->kind->plural);
+    EXPECT_EQ(api->resource->group, api->kind->group);
+  }
 }
 
 TEST(JobApiTest, OnlyTheTfJobFrontNamesAMasterChiefInItsStatus) {
