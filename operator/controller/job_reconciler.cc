@@ -12,6 +12,7 @@
 #include "operator/api/names.h"
 #include "operator/api/validation.h"
 #include "operator/controller/internal/reconcile_pass.h"
+#include "operator/controller/kueue_gate.h"
 #include "operator/kube/errors.h"
 #include "operator/policy/child_meta.h"
 #include "operator/policy/conditions.h"
@@ -56,7 +57,20 @@ using api::ReplicaType;
 using nlohmann::json;
 using runtime::EventType;
 
-JobReconciler::JobReconciler(ReconcilerDeps deps) : deps_(std::move(deps)) {}
+JobReconciler::JobReconciler(ReconcilerDeps deps) : deps_(std::move(deps)) {
+  if (deps_.workloads != nullptr) {
+    gate_ = std::make_unique<KueueGate>(KueueGateDeps{.client = deps_.client,
+                                                      .workloads = deps_.workloads,
+                                                      .flavors = deps_.flavors,
+                                                      .pods = deps_.pods,
+                                                      .pods_ready = deps_.kueue_pods_ready,
+                                                      .build = deps_.build,
+                                                      .expectations = &expectations_,
+                                                      .actions = this});
+  } else {
+    gate_ = std::make_unique<NoQueueGate>();
+  }
+}
 
 void JobReconciler::ForgetPod(const std::string& uid) { expectations_.PodGone(uid); }
 
@@ -90,7 +104,7 @@ bool Warned(const ReconcilePass& p) {
 // A queued job's first pass creates its Workload instead: Kueue's answer (admitted, or why not)
 // queues the next pass, which writes the status, Queued or with its pods.
 bool JobReconciler::FirstWriteWaits(const Pass& p) const {
-  return !FindCondition(p.original, kCreated) && (p.created_pods || p.created_workload) &&
+  return !FindCondition(p.original, kCreated) && (p.created_pods || p.entered_queue) &&
          p.errors.empty() && !p.cleanup_after_write && !Warned(p);
 }
 
@@ -142,9 +156,8 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::str
   runtime::ObjectPtr cached = deps_.jobs->Get(key);
   if (cached == nullptr) {  // deleted: the GC removes its objects
     expectations_.JobGone(key);
-    // Kueue's in-use finalizer keeps a deleted job's Workload (and its quota) until its pods
-    // are gone.
-    return runtime::ReconcileResult{ReleaseOrphanWorkloads(key)};
+    // What its queue holds for it (Kueue: a Workload and its quota) waits for its pods to go.
+    return runtime::ReconcileResult{gate_->JobGone(key)};
   }
   if (deps_.namespaces != nullptr &&
       deps_.namespaces->Get(cached->value("/metadata/namespace"_json_pointer, "")) == nullptr) {
@@ -176,33 +189,31 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   absl::StatusOr<api::DistributedTraining> job = deps_.api->decode_job(cached);
   if (job.ok()) {
     if (job->metadata.deletion_timestamp) return runtime::ReconcileResult{};
-    // Another controller's job: not a single write from this one, but for MultiKueue's, whose
-    // Workload it makes (a DistributedTraining's: a TFJob is dispatched through Kueue's own
-    // TFJob adapter, whose kubeflow.org/tfjob integration makes its Workload; operator flag
-    // --tfjob-queueing=kueue, docs/kueue.md#tfjobs-under-kueue).
+    // Another controller's job: not a single write from this one, but for the queue entry the
+    // gate makes for it (MultiKueue's manager cluster: a DistributedTraining's Workload; a
+    // TFJob is dispatched through Kueue's own TFJob adapter, whose kubeflow.org/tfjob
+    // integration makes its Workload; operator flag --tfjob-queueing=kueue,
+    // docs/kueue.md#tfjobs-under-kueue).
     if (!job->spec.managed_by.empty() && job->spec.managed_by != api::kManagedByOperator) {
-      if (job->spec.managed_by != queueing::kMultiKueueManager || deps_.workloads == nullptr ||
-          job->kind != &api::kDistributedTrainingKind || !api::Validate(*job).ok()) {
-        return runtime::ReconcileResult{};
-      }
-      p.job = *std::move(job);
-      api::ApplyDefaults(&p.job);
-      p.multikueue_manager = true;
-      return ReconcileForMultiKueue(p);
+      if (!gate_->Serves(*job)) return runtime::ReconcileResult{};
+      p.runs_elsewhere = true;
     }
     p.job = *std::move(job);
     api::ApplyDefaults(&p.job);
-    if (!FindCondition(p.original, kCreated)) {
+    if (!p.runs_elsewhere && !FindCondition(p.original, kCreated)) {
       p.started = FirstPassTime(runtime::ObjectKey(cached), p.job.metadata.uid, p.now);
     }
   }
   absl::Status valid = job.ok() ? api::Validate(p.job) : job.status();
-  if (!valid.ok()) {
+  if (p.runs_elsewhere) {
+    p.queue = gate_->Enter(p);
+    p.queue->Forward(p);
+  } else if (!valid.ok()) {
     FailInvalid(p, valid);
   } else {
     ReadChildren(p);
     RemovePodsOfLostNodes(p);
-    FindWorkload(p);
+    p.queue = gate_->Enter(p);
     if (!FindCondition(p.status, kCreated)) {
       SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.started);
     }
@@ -211,9 +222,8 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
       DeleteAfterTtl(p);
     } else if (p.job.spec.run_policy.suspend) {
       Suspend(p);
-      SetWorkloadActive(p, false);
-    } else if ((!IsTrue(p.status, kSuspended) || SetWorkloadActive(p, true)) &&  // resumed
-               Admitted(p)) {  // false: held (Queued) or failed
+      p.queue->Suspend(p);
+    } else if (p.queue->Admit(p)) {  // false: held (Queued) or failed
       Run(p);
     }
     UpdateCounts(p);
@@ -226,7 +236,9 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   if (p.deleted) return runtime::ReconcileResult{};
   // Nothing is replaced unless the status counting it is written: a failed write leaves the
   // failed pods in place, and the next pass counts them again, once.
-  if (FirstWriteWaits(p)) {
+  if (p.runs_elsewhere) {  // nothing for a later pass to batch: written now
+    if (absl::Status s = WriteStatus(p); !s.ok()) return s;
+  } else if (FirstWriteWaits(p)) {
     expectations_.FirstWriteWaits(runtime::ObjectKey(*p.object), p.job.metadata.uid, p.started);
     p.Requeue(kFirstWriteWait);
   } else if (std::optional<absl::Duration> wait = CountsWriteWaits(p)) {
@@ -238,7 +250,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   }
   if (p.cleanup_after_write) Cleanup(p);
   ReplaceFailedPods(p);
-  SyncWorkload(p);
+  if (p.queue) p.queue->AfterWrite(p);
   EmitEvents(p);
   if (!p.errors.empty()) {
     const absl::Status& first = p.errors.front();

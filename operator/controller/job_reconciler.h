@@ -22,10 +22,10 @@
 #include "common/clock.h"
 #include "operator/controller/expectations.h"
 #include "operator/controller/job_api.h"
+#include "operator/controller/queue_gate.h"
 #include "operator/kube/kube_client.h"
 #include "operator/policy/build_options.h"
 #include "operator/policy/pod_state.h"
-#include "operator/queueing/admission.h"
 #include "operator/runtime/controller.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/store.h"
@@ -60,7 +60,9 @@ struct ReconcilerDeps {
 
 struct ReconcilePass;  // internal/reconcile_pass.h
 
-class JobReconciler : public runtime::Reconciler {
+// Queues come in through one seam (queue_gate.h): the Kueue gate when `workloads` is set, else
+// none.
+class JobReconciler : public runtime::Reconciler, private PassActions {
  public:
   // Passes in a row whose pod creation failed with a retryable error before the job gets the
   // ReplicaFailure condition (a permanent error sets it at once).
@@ -75,10 +77,6 @@ class JobReconciler : public runtime::Reconciler {
   // A new job's first status write waits for the pass its new pods' events bring (FirstWriteWaits);
   // the first pass asks to come back after this long in case no event does.
   static constexpr absl::Duration kFirstWriteWait = absl::Seconds(1);
-  // How long a job whose Workload cannot be made or adopted yet (its WorkloadPriorityClass or
-  // prebuilt Workload is missing) or whose admission names a ResourceFlavor not yet cached
-  // waits before the next look.
-  static constexpr absl::Duration kQueueRetry = absl::Seconds(5);
   // A status that differs from the stored one only in its pods' counts (active, running,
   // progress) is written once it has differed this long (CountsWriteWaits), unless something
   // else changes first and takes the counts along.
@@ -112,55 +110,14 @@ class JobReconciler : public runtime::Reconciler {
   std::optional<absl::Duration> CountsWriteWaits(const Pass& p);
   absl::Time FirstPassTime(const std::string& key, const std::string& uid, absl::Time now);
   void ReadChildren(Pass& p);
-  void FailInvalid(Pass& p, const absl::Status& why);
+  void FailInvalid(Pass& p, const absl::Status& why) override;
   // The Evaluated condition once the final evaluation of a succeeded job has an outcome.
   void TrackFinalEvaluation(Pass& p);
   void Run(Pass& p);
-  // Kueue (job_reconciler_queue.cc). Admitted: whether the job may run its pods now, after
-  // creating, replacing or reading its Workload; true for a job not sent to Kueue.
-  bool Admitted(Pass& p);
-  // A suspended job sent to Kueue deactivates its Workload (spec.active false: Kueue evicts it,
-  // and its quota goes back once the pods are gone); resumed, it activates it again (only then:
-  // a Workload an admin deactivated stays so, and its job Queued). Returns false when the write
-  // failed.
-  bool SetWorkloadActive(Pass& p, bool active);
-  // A job sent to Kueue: finds its Workload (and deletes any other it owns).
-  void FindWorkload(Pass& p);
-  // The Workload Kueue would admit for the job as it is now (every pod built to count it);
-  // false when the job cannot be built (it is then failed as invalid).
-  bool BuildWantedWorkload(Pass& p, std::optional<nlohmann::json>* wanted);
-  // Whether the job's Workload still stands for the job as it is now: built from this
-  // generation, queue and priority class, or with the same PodSets (all of it while no quota is
-  // reserved). A Workload that does not is replaced, as Kueue's job controllers do. nullopt: the
-  // Workload the job wants cannot be built (the job is failed for it).
-  std::optional<bool> WorkloadStandsForJob(Pass& p, const queueing::WorkloadState& st);
-  // MultiKueue (job_reconciler_multikueue.cc). The manager cluster: a job with spec.managedBy
-  // kueue.x-k8s.io/multikueue and the queue label gets its Workload, which MultiKueue needs to
-  // dispatch it (for a kind Kueue does not compile in, the job's controller makes it: Kueue's KEP
-  // 2349), and nothing else: no pod, no Service, and a status only while it waits (from the
-  // dispatch on, MultiKueue mirrors the worker cluster's). An eviction gives the quota back at
-  // once; a change Kueue must admit again replaces the Workload. Once MultiKueue finished the
-  // Workload, its finalizer goes. With --kueue only.
-  absl::StatusOr<runtime::ReconcileResult> ReconcileForMultiKueue(Pass& p);
-  // In MultiKueue's manager cluster, until a worker's copy holds the quota (MultiKueue mirrors
-  // no status before): the job's Queued condition says why it waits.
-  void SayWhyDispatchWaits(Pass& p, bool just_created);
-  // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
-  // `quiet`: no event (another one of the pass says it).
-  void Hold(Pass& p, const queueing::Waiting& why, bool quiet = false);
-  // After the job's status write: the job side of its Workload's status, and the finalizer.
-  void SyncWorkload(Pass& p);
-  // A deleted job's Workloads: their finalizer goes once the job's pods are gone.
-  std::optional<absl::Duration> ReleaseOrphanWorkloads(const std::string& key);
-  bool CreateWorkload(Pass& p, const nlohmann::json& wanted);
-  // MultiKueue's copy of a job: adopts the Workload it prebuilt (kueue.x-k8s.io/prebuilt-
-  // workload-name) once it exists and matches the job (`build_wanted` fills `wanted`); fails the
-  // job when it does not match. False: the job waits.
-  bool AdoptWorkload(Pass& p, const std::string& name, const std::function<bool()>& build_wanted,
-                     const std::optional<nlohmann::json>& wanted);
-  void DeleteWorkload(Pass& p, const nlohmann::json& workload, const std::string& why);
   void Suspend(Pass& p);
-  void Finish(Pass& p, bool succeeded, const std::string& reason, const std::string& message);
+  // PassActions, for the queue gate too.
+  void Finish(Pass& p, bool succeeded, const std::string& reason,
+              const std::string& message) override;
   void Cleanup(Pass& p);
   void DeleteAfterTtl(Pass& p);
   bool HandleFailures(Pass& p);
@@ -181,7 +138,7 @@ class JobReconciler : public runtime::Reconciler {
   bool CreatePrerequisites(Pass& p);
   void DeletePodGroup(Pass& p);
   const kube::Resource& PodGroupResource() const;
-  void UpdateCounts(Pass& p);
+  void UpdateCounts(Pass& p) override;
   absl::Status WriteStatus(Pass& p);
   // Records a worker set aside (status and a warning event); its pod is deleted as a replaced one.
   void SetWorkerAside(Pass& p, const api::SetAsideReplica& entry);
@@ -197,7 +154,10 @@ class JobReconciler : public runtime::Reconciler {
   // one is given, and with its Service when `with_service`.
   absl::Status DeletePod(Pass& p, const policy::PodState& pod, bool with_service,
                          std::optional<int64_t> grace_period_seconds = std::nullopt);
-  bool Deleted(const std::string& uid);
+  absl::Status DeletePod(Pass& p, const policy::PodState& pod) override {
+    return DeletePod(p, pod, /*with_service=*/false);
+  }
+  bool Deleted(const std::string& uid) override;
 
  public:
   // What this reconciler remembers between passes (tests check it is pruned).
@@ -206,6 +166,7 @@ class JobReconciler : public runtime::Reconciler {
  private:
   const ReconcilerDeps deps_;
   Expectations expectations_;
+  std::unique_ptr<QueueGate> gate_;
 };
 
 }  // namespace disttrain::controller

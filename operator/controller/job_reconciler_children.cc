@@ -96,14 +96,11 @@ bool JobReconciler::CreateMissing(Pass& p) {
     FailInvalid(p, desired.status());
     return false;
   }
-  if (p.admission) {  // Kueue admitted the job: its pods carry what the admission assigns
-    for (ReplicaObjects& r : desired->replicas) {
-      auto it = p.admission->find(std::string(api::ReplicaTypeRole(r.type)));
-      if (it == p.admission->end()) continue;
-      if (absl::Status s = queueing::ApplyPodSetInfo(it->second, &r.pod); !s.ok()) {
-        Finish(p, false, "FailedToStart", std::string(s.message()));
-        return false;
-      }
+  // Admitted by a queue: its pods carry what the admission assigns.
+  for (ReplicaObjects& r : desired->replicas) {
+    if (absl::Status s = p.queue->ShapePod(r.type, &r.pod); !s.ok()) {
+      Finish(p, false, "FailedToStart", std::string(s.message()));
+      return false;
     }
   }
   std::vector<const ReplicaObjects*> missing;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,9 +16,9 @@
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "operator/api/types.h"
+#include "operator/controller/queue_gate.h"
 #include "operator/policy/pod_state.h"
 #include "operator/policy/running_policy.h"
-#include "operator/queueing/admission.h"
 #include "operator/runtime/event_recorder.h"
 
 namespace disttrain::controller {
@@ -42,22 +43,14 @@ struct ReconcilePass {
   // When the job's first pass ran: `now`, unless that pass left its status write to this one
   // (JobReconciler::FirstWriteWaits). The Created condition and startTime take it.
   absl::Time started;
-  // Kueue: the job is sent to a LocalQueue; its Workload as cached (null: none yet); what
-  // every role's pods carry once admitted (by role); its quota goes back once no pod is left.
-  bool queued = false;
-  // spec.managedBy kueue.x-k8s.io/multikueue: the manager cluster's copy; this operator makes
-  // its Workload only (JobReconciler::ReconcileForMultiKueue).
-  bool multikueue_manager = false;
-  std::string workload_name;  // the one the job's Workload has (queueing::JobWorkloadName)
-  std::vector<std::shared_ptr<const nlohmann::json>> workloads;  // every one the job owns
-  std::shared_ptr<const nlohmann::json> workload;
-  std::optional<std::map<std::string, queueing::PodSetInfo>> admission;
-  bool release_quota = false;
-  bool replacing_workload = false;  // the job's Workload of its own name is being deleted
-  bool prebuilt = false;      // MultiKueue's copy: its Workload is prebuilt, to adopt, never made
-  bool created_pods = false;  // this pass created at least one pod
-  bool created_workload = false;  // this pass created the job's Kueue Workload
-  // Kueue admitted the job before its status ever showed it queued: said once, with the
+  // The job's pass through its queue (queue_gate.h): Unqueued when no queue holds it.
+  std::unique_ptr<QueuePass> queue;
+  // Another controller runs the job elsewhere; this cluster keeps its queue entry only
+  // (QueueGate::Serves, QueuePass::Forward: MultiKueue's manager cluster).
+  bool runs_elsewhere = false;
+  bool created_pods = false;   // this pass created at least one pod
+  bool entered_queue = false;  // this pass created the job's queue entry (its Kueue Workload)
+  // The queue admitted the job before its status ever showed it queued: said once, with the
   // pods this pass creates ("Workload w admitted by ClusterQueue cq"), not in an event of its
   // own (an event is an API write).
   std::string admission_news;

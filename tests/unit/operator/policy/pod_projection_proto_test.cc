@@ -38,7 +38,7 @@ json FromProtobuf(const std::string& name, bool pod) {
   return *decoded;
 }
 
-class PodProjectionProtoTest : public testing::TestWithParam<std::string> {};
+class PodProjectionProtoTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PodProjectionProtoTest, DecodesWhatProjectPodKeepsOfTheSameObjectInJson) {
   const json from_json = ProjectPod(json::parse(Read(GetParam() + ".json")));
@@ -46,8 +46,8 @@ TEST_P(PodProjectionProtoTest, DecodesWhatProjectPodKeepsOfTheSameObjectInJson) 
 }
 
 INSTANTIATE_TEST_SUITE_P(ServedPods, PodProjectionProtoTest,
-                         testing::Values("running", "succeeded", "failed", "restarted", "deleting",
-                                         "pending", "evicted"));
+                         ::testing::Values("running", "succeeded", "failed", "restarted",
+                                           "deleting", "pending", "evicted"));
 
 TEST(PodProjectionProtoFixturesTest, CoverEveryFieldTheProjectionKeeps) {
   // Without this, a fixture that lost its interesting part would still pass the equality.

@@ -1,8 +1,5 @@
-// JobReconciler's side of Kueue (operator/queueing): a job labelled kueue.x-k8s.io/queue-name
-// gets one Workload and runs no pod until Kueue admits it; its pods then carry what the
-// admission assigns; an eviction stops them and gives the quota back once they are gone; the
-// Workload learns PodsReady, reclaimablePods and Finished from the job. See job_reconciler.h
-// and docs/kueue.md.
+#include "operator/controller/kueue_gate.h"
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -12,14 +9,14 @@
 #include "common/json_members.h"
 #include "common/log.h"
 #include "operator/api/labels.h"
+#include "operator/api/validation.h"
 #include "operator/controller/internal/reconcile_pass.h"
-#include "operator/controller/job_reconciler.h"
 #include "operator/kube/errors.h"
 #include "operator/policy/conditions.h"
 #include "operator/policy/desired_objects.h"
+#include "operator/queueing/admission.h"
 #include "operator/queueing/workload.h"
 #include "operator/queueing/workload_status.h"
-#include "operator/runtime/store.h"
 
 namespace disttrain::controller {
 
@@ -29,6 +26,7 @@ using ::disttrain::policy::DesiredObjects;
 using ::disttrain::policy::FindCondition;
 using ::disttrain::policy::IsFinished;
 using ::disttrain::policy::IsTrue;
+using ::disttrain::policy::kCreated;
 using ::disttrain::policy::kFailed;
 using ::disttrain::policy::kQueued;
 using ::disttrain::policy::kRestarting;
@@ -44,6 +42,7 @@ using ::disttrain::policy::SetCondition;
 using nlohmann::json;
 using queueing::QueueReason;
 using queueing::WorkloadState;
+using Pass = ReconcilePass;
 
 namespace {
 
@@ -73,36 +72,86 @@ absl::Status RemoveFinalizer(kube::KubeClient* client, const std::string& ns,
   return kube::IsNotFound(s) ? absl::OkStatus() : s;
 }
 
-}  // namespace
+// One pass of a job sent to a LocalQueue: its Workload as cached (null: none yet), what every
+// role's pods carry once admitted, whether its quota goes back (once no pod is left).
+class KueuePass : public QueuePass {
+ public:
+  KueuePass(const KueueGateDeps& deps, Pass& p);
 
-void JobReconciler::FindWorkload(Pass& p) {
-  if (deps_.workloads == nullptr || queueing::QueueName(p.job).empty()) return;
-  p.queued = true;
-  p.prebuilt = !queueing::PrebuiltWorkloadName(p.job).empty();
-  // Once per pass: both cost (a hash; a decode of every cached Workload of the job).
-  p.workload_name = queueing::JobWorkloadName(p.job);
-  p.workloads = deps_.workloads->ByControllerUid(p.job.metadata.uid);
-  const std::string& name = p.workload_name;
-  for (const runtime::ObjectPtr& w : p.workloads) {
-    if (queueing::ReadWorkload(*w).deleting) {  // SyncWorkload releases it
-      p.replacing_workload = p.replacing_workload || NameOf(*w) == name;
+  bool Suspend(Pass& p) override { return SetActive(p, false); }
+  bool Admit(Pass& p) override;
+  absl::Status ShapePod(api::ReplicaType type, json* pod) const override;
+  void AfterWrite(Pass& p) override;
+  void Forward(Pass& p) override;
+
+ private:
+  // Spec.active of its Workload: false deactivates it (Kueue evicts it, and its quota goes back
+  // once the pods are gone); true activates it again (only on a resume: a Workload an admin
+  // deactivated stays so, and its job Queued). False when the write failed.
+  bool SetActive(Pass& p, bool active);
+  bool Admitted(Pass& p);
+  // The Workload Kueue would admit for the job as it is now (every pod built to count it);
+  // false when the job cannot be built (it is then failed as invalid).
+  bool BuildWanted(Pass& p, std::optional<json>* wanted);
+  // Whether the job's Workload still stands for the job as it is now: built from this
+  // generation, queue and priority class, or with the same PodSets (all of it while no quota is
+  // reserved). A Workload that does not is replaced, as Kueue's job controllers do. nullopt: the
+  // Workload the job wants cannot be built (the job is failed for it).
+  std::optional<bool> StandsForJob(Pass& p, const WorkloadState& st);
+  // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
+  // `quiet`: no event (another one of the pass says it).
+  void Hold(Pass& p, const queueing::Waiting& why, bool quiet = false);
+  bool Create(Pass& p, const json& wanted);
+  // MultiKueue's copy of a job: adopts the Workload it prebuilt (kueue.x-k8s.io/prebuilt-
+  // workload-name) once it exists and matches the job (`build_wanted` fills `wanted`); fails the
+  // job when it does not match. False: the job waits.
+  bool Adopt(Pass& p, const std::string& name, const std::function<bool()>& build_wanted,
+             const std::optional<json>& wanted);
+  void Delete(Pass& p, const json& workload, const std::string& why);
+  // In MultiKueue's manager cluster, until a worker's copy holds the quota (MultiKueue mirrors
+  // no status before): the job's Queued condition says why it waits.
+  void SayWhyDispatchWaits(Pass& p, bool just_created);
+
+  const KueueGateDeps& deps_;
+  // spec.managedBy kueue.x-k8s.io/multikueue: the manager cluster's copy; this operator makes
+  // its Workload only (Forward).
+  const bool multikueue_manager_;
+  const bool prebuilt_;  // MultiKueue's copy: its Workload is prebuilt, to adopt, never made
+  const std::string workload_name_;  // the one the job's Workload has (JobWorkloadName)
+  std::vector<std::shared_ptr<const json>> workloads_;  // every one the job owns
+  std::shared_ptr<const json> workload_;
+  std::optional<std::map<std::string, queueing::PodSetInfo>> admission_;
+  bool release_quota_ = false;
+  bool replacing_ = false;  // the job's Workload of its own name is being deleted
+};
+
+KueuePass::KueuePass(const KueueGateDeps& deps, Pass& p)
+    : deps_(deps),
+      multikueue_manager_(p.runs_elsewhere),
+      prebuilt_(!queueing::PrebuiltWorkloadName(p.job).empty()),
+      // Once per pass: both cost (a hash; a decode of every cached Workload of the job).
+      workload_name_(queueing::JobWorkloadName(p.job)),
+      workloads_(deps.workloads->ByControllerUid(p.job.metadata.uid)) {
+  for (const runtime::ObjectPtr& w : workloads_) {
+    if (queueing::ReadWorkload(*w).deleting) {  // AfterWrite releases it
+      replacing_ = replacing_ || NameOf(*w) == workload_name_;
       continue;
     }
-    if (NameOf(*w) == name) {
-      p.workload = w;
+    if (NameOf(*w) == workload_name_) {
+      workload_ = w;
     } else if (!IsFinished(p.status)) {
-      DeleteWorkload(p, *w, "it is not the job's own");
+      Delete(p, *w, "it is not the job's own");
     }
   }
 }
 
-bool JobReconciler::SetWorkloadActive(Pass& p, bool active) {
-  if (!p.queued || p.workload == nullptr) return true;
-  if (!active) p.release_quota = !AnyLive(p.pods);  // once Kueue evicted it (Deactivated)
-  if (p.workload->value("/spec/active"_json_pointer, true) == active) return true;
+bool KueuePass::SetActive(Pass& p, bool active) {
+  if (workload_ == nullptr) return true;
+  if (!active) release_quota_ = !AnyLive(p.pods);  // once Kueue evicted it (Deactivated)
+  if (workload_->value("/spec/active"_json_pointer, true) == active) return true;
   json patch = {{"spec", {{"active", active}}}};
   absl::Status s = deps_.client->Patch(kube::kWorkloads, p.job.metadata.namespace_name,
-                                       NameOf(*p.workload), kube::PatchType::kMerge, patch);
+                                       NameOf(*workload_), kube::PatchType::kMerge, patch);
   if (!s.ok() && !kube::IsNotFound(s)) {
     p.Error("FailedUpdateWorkload", s);
     return false;
@@ -110,10 +159,23 @@ bool JobReconciler::SetWorkloadActive(Pass& p, bool active) {
   return true;
 }
 
-bool JobReconciler::BuildWantedWorkload(Pass& p, std::optional<json>* wanted) {
+bool KueuePass::Admit(Pass& p) {
+  // A resumed job activates its Workload first.
+  if (IsTrue(p.status, policy::kSuspended) && !SetActive(p, true)) return false;
+  return Admitted(p);
+}
+
+absl::Status KueuePass::ShapePod(api::ReplicaType type, json* pod) const {
+  if (!admission_) return absl::OkStatus();
+  auto it = admission_->find(std::string(api::ReplicaTypeRole(type)));
+  if (it == admission_->end()) return absl::OkStatus();
+  return queueing::ApplyPodSetInfo(it->second, pod);
+}
+
+bool KueuePass::BuildWanted(Pass& p, std::optional<json>* wanted) {
   absl::StatusOr<DesiredObjects> desired = BuildDesiredObjects(p.job, deps_.build);
   if (!desired.ok()) {
-    FailInvalid(p, desired.status());
+    deps_.actions->FailInvalid(p, desired.status());
     return false;
   }
   std::vector<queueing::PodSetInput> pod_sets;
@@ -138,60 +200,59 @@ bool JobReconciler::BuildWantedWorkload(Pass& p, std::optional<json>* wanted) {
   return true;
 }
 
-std::optional<bool> JobReconciler::WorkloadStandsForJob(Pass& p, const WorkloadState& st) {
-  if (queueing::BuiltFrom(*p.workload, p.job)) return true;
+std::optional<bool> KueuePass::StandsForJob(Pass& p, const WorkloadState& st) {
+  if (queueing::BuiltFrom(*workload_, p.job)) return true;
   std::optional<json> wanted;
-  if (!BuildWantedWorkload(p, &wanted)) return std::nullopt;
-  return st.quota_reserved ? queueing::SamePodSets(*p.workload, *wanted)
-                           : queueing::Matches(*p.workload, *wanted);
+  if (!BuildWanted(p, &wanted)) return std::nullopt;
+  return st.quota_reserved ? queueing::SamePodSets(*workload_, *wanted)
+                           : queueing::Matches(*workload_, *wanted);
 }
 
-bool JobReconciler::Admitted(Pass& p) {
-  if (!p.queued) return true;
+bool KueuePass::Admitted(Pass& p) {
   const std::string queue = queueing::QueueName(p.job);
-  const std::string& name = p.workload_name;
+  const std::string& name = workload_name_;
   // The Workload as built from the job now: only when it is to be created, or the job's
   // generation, queue or priority class is not the one the Workload was built from (building
   // it means building every pod of the job).
   std::optional<json> wanted;
-  auto build_wanted = [&] { return BuildWantedWorkload(p, &wanted); };
+  auto build_wanted = [&] { return BuildWanted(p, &wanted); };
 
-  if (p.workload == nullptr && p.replacing_workload) {
+  if (workload_ == nullptr && replacing_) {
     Hold(p, {QueueReason::kWorkloadReplaced,
              absl::StrCat("Workload ", name,
                           " is being deleted; a new one follows once the job's "
                           "pods are gone")});
     return false;
   }
-  if (p.workload == nullptr && p.prebuilt) return AdoptWorkload(p, name, build_wanted, wanted);
-  if (p.workload == nullptr) {
+  if (workload_ == nullptr && prebuilt_) return Adopt(p, name, build_wanted, wanted);
+  if (workload_ == nullptr) {
     if (!build_wanted()) return false;
-    if (CreateWorkload(p, *wanted)) {
-      p.created_workload = true;
+    if (Create(p, *wanted)) {
+      p.entered_queue = true;
       // Quiet: this pass's status write waits for Kueue's answer (FirstWriteWaits), and so
       // does the news; a job still waiting then says so with that write.
-      const queueing::Waiting why = queueing::WhyWaiting({}, name, queue);
-      Hold(p, why, /*quiet=*/true);
+      Hold(p, queueing::WhyWaiting({}, name, queue), /*quiet=*/true);
     }
     return false;
   }
-  const WorkloadState st = queueing::ReadWorkload(*p.workload);
+  const WorkloadState st = queueing::ReadWorkload(*workload_);
   if (st.finished) {
-    Finish(p, false, "WorkloadFinished",
-           absl::StrCat("Kueue finished Workload ", name, " before the job ended"));
+    deps_.actions->Finish(p, false, "WorkloadFinished",
+                          absl::StrCat("Kueue finished Workload ", name, " before the job ended"));
     return false;
   }
-  const std::optional<bool> stands = WorkloadStandsForJob(p, st);
+  const std::optional<bool> stands = StandsForJob(p, st);
   if (!stands) return false;
   const bool same = *stands;
-  if (!same && p.prebuilt) {  // MultiKueue's: never replaced here, as Kueue's own controllers do
-    Finish(p, false, "WorkloadOutOfSync",
-           absl::StrCat("the job changed since it adopted the prebuilt Workload ", name));
+  if (!same && prebuilt_) {  // MultiKueue's: never replaced here, as Kueue's own controllers do
+    deps_.actions->Finish(
+        p, false, "WorkloadOutOfSync",
+        absl::StrCat("the job changed since it adopted the prebuilt Workload ", name));
     return false;
   }
   if (!same) {
-    DeleteWorkload(p, *p.workload, "the job's replicas, resources or queue changed");
-    p.workload = nullptr;
+    Delete(p, *workload_, "the job's replicas, resources or queue changed");
+    workload_ = nullptr;
     Hold(p, {QueueReason::kWorkloadReplaced,
              absl::StrCat("the job changed, so Kueue admits it again: Workload ", name,
                           " is replaced")});
@@ -205,20 +266,20 @@ bool JobReconciler::Admitted(Pass& p) {
       return rf.get();
     };
     absl::StatusOr<std::map<std::string, queueing::PodSetInfo>> infos =
-        queueing::PodSetInfos(*p.workload, flavor);
+        queueing::PodSetInfos(*workload_, flavor);
     if (!infos.ok()) {
-      p.Requeue(kQueueRetry);
+      p.Requeue(KueueGate::kRetry);
       Hold(p, {QueueReason::kAdmissionUnusable, std::string(infos.status().message())});
       return false;
     }
-    p.admission = *std::move(infos);
+    admission_ = *std::move(infos);
     // Partially admitted (an elastic job's Worker PodSet between minCount and count): the job
     // runs with the workers admitted, its TF_CONFIG naming those, as if scaled to them, until
     // Kueue admits it again.
     std::string partial;
     auto worker = p.job.spec.replica_specs.find(api::ReplicaType::kWorker);
-    auto admitted = p.admission->find(std::string(api::ReplicaTypeRole(api::ReplicaType::kWorker)));
-    if (worker != p.job.spec.replica_specs.end() && admitted != p.admission->end() &&
+    auto admitted = admission_->find(std::string(api::ReplicaTypeRole(api::ReplicaType::kWorker)));
+    if (worker != p.job.spec.replica_specs.end() && admitted != admission_->end() &&
         admitted->second.count > 0 && admitted->second.count < worker->second.replicas) {
       partial = absl::StrCat(" (partially: ", admitted->second.count, " of ",
                              worker->second.replicas, " workers, elasticPolicy.minReplicas ",
@@ -247,12 +308,11 @@ bool JobReconciler::Admitted(Pass& p) {
     }
     return true;
   }
-  const queueing::Waiting why = queueing::WhyWaiting(st, name, queue);
-  Hold(p, why);
+  Hold(p, queueing::WhyWaiting(st, name, queue));
   return false;
 }
 
-void JobReconciler::Hold(Pass& p, const queueing::Waiting& why, bool quiet) {
+void KueuePass::Hold(Pass& p, const queueing::Waiting& why, bool quiet) {
   const std::string reason = why.Reason();
   const std::string& message = why.message;
   // The chief goes first: on SIGTERM it saves a checkpoint of what the parameter servers hold,
@@ -265,12 +325,12 @@ void JobReconciler::Hold(Pass& p, const queueing::Waiting& why, bool quiet) {
   for (auto& [id, pod] : p.pods) {
     if (!Live(pod)) continue;  // succeeded pods stay (remembered); failed ones hold nothing
     ++live;
-    if (pod.terminating || Deleted(pod.uid)) continue;
+    if (pod.terminating || deps_.actions->Deleted(pod.uid)) continue;
     if (chief_live && id.first != api::ReplicaType::kChief) continue;
     // Deleted with the pod's own grace period: the chief checkpoints on SIGTERM.
-    if (absl::Status s = DeletePod(p, pod, false); !s.ok()) p.Error("FailedDeletePod", s);
+    if (absl::Status s = deps_.actions->DeletePod(p, pod); !s.ok()) p.Error("FailedDeletePod", s);
   }
-  p.release_quota = live == 0;
+  release_quota_ = live == 0;
   const api::Condition* before = FindCondition(p.original, kQueued);
   const bool news = before == nullptr || !before->status || before->reason != reason ||
                     before->message != message;
@@ -288,14 +348,14 @@ void JobReconciler::Hold(Pass& p, const queueing::Waiting& why, bool quiet) {
   }
 }
 
-bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
+bool KueuePass::Create(Pass& p, const json& wanted) {
   json workload = wanted;
   if (workload.contains("/spec/priorityClassRef"_json_pointer)) {
     const std::string cls = workload.at("/spec/priorityClassRef/name"_json_pointer);
     absl::StatusOr<json> wpc = deps_.client->Get(kube::kWorkloadPriorityClasses, "", cls);
     if (!wpc.ok()) {
       if (kube::IsNotFound(wpc.status())) {
-        p.Requeue(kQueueRetry);
+        p.Requeue(KueueGate::kRetry);
         Hold(p, {QueueReason::kWorkloadPriorityClassNotFound,
                  absl::StrCat("WorkloadPriorityClass ", cls, " (label ",
                               queueing::kPriorityClassLabel, ") does not exist")});
@@ -315,8 +375,8 @@ bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
   const absl::Status r = deps_.client->CreateAll(batch, 1)[0];
   if (!r.ok() && !kube::IsAlreadyExists(r)) {
     if (r.code() == absl::StatusCode::kInvalidArgument) {
-      Finish(p, false, "InvalidWorkload",
-             absl::StrCat("Kueue refused the job's Workload: ", r.message()));
+      deps_.actions->Finish(p, false, "InvalidWorkload",
+                            absl::StrCat("Kueue refused the job's Workload: ", r.message()));
     } else {  // e.g. Kueue's webhook unreachable: retried with backoff, the job held meanwhile
       p.Error("FailedCreateWorkload", r);
       Hold(p, {QueueReason::kFailedCreateWorkload, std::string(r.message())});
@@ -328,7 +388,7 @@ bool JobReconciler::CreateWorkload(Pass& p, const json& wanted) {
   return true;
 }
 
-void JobReconciler::DeleteWorkload(Pass& p, const json& workload, const std::string& why) {
+void KueuePass::Delete(Pass& p, const json& workload, const std::string& why) {
   const std::string& ns = p.job.metadata.namespace_name;
   absl::Status s = deps_.client->Delete(kube::kWorkloads, ns, NameOf(workload));
   if (!s.ok() && !kube::IsNotFound(s)) {
@@ -338,37 +398,37 @@ void JobReconciler::DeleteWorkload(Pass& p, const json& workload, const std::str
   p.Note("DeletedWorkload", absl::StrCat("deleted Kueue Workload ", NameOf(workload), ": ", why));
 }
 
-void JobReconciler::SyncWorkload(Pass& p) {
-  if (!p.queued) return;
+void KueuePass::AfterWrite(Pass& p) {
   const std::string& ns = p.job.metadata.namespace_name;
   const bool any_live = AnyLive(p.pods);
   // A Workload being deleted (replaced, or deleted by someone) keeps its quota until the pods
   // it admitted are gone.
-  for (const runtime::ObjectPtr& w : p.workloads) {
+  for (const runtime::ObjectPtr& w : workloads_) {
     if (!queueing::ReadWorkload(*w).deleting || any_live) continue;
     if (absl::Status s = RemoveFinalizer(deps_.client, ns, *w); !s.ok())
       p.Error("FailedUpdateWorkload", s);
   }
-  if (p.workload == nullptr) return;
-  const WorkloadState st = queueing::ReadWorkload(*p.workload);
-  const std::string name = NameOf(*p.workload);
+  if (workload_ == nullptr) return;
+  const WorkloadState st = queueing::ReadWorkload(*workload_);
+  const std::string name = NameOf(*workload_);
   // Once: a cache that shows the Workload Finished may not show the finalizer gone yet.
   const std::string key = runtime::ObjectKey(*p.object);
-  const std::string uid = p.workload->value("/metadata/uid"_json_pointer, std::string());
+  const std::string uid = workload_->value("/metadata/uid"_json_pointer, std::string());
+  Expectations& expectations = *deps_.expectations;
   auto release = [&] {
-    if (expectations_.IsWorkloadReleased(key, p.job.metadata.uid, uid)) return;
-    if (absl::Status s = RemoveFinalizer(deps_.client, ns, *p.workload); !s.ok()) {
+    if (expectations.IsWorkloadReleased(key, p.job.metadata.uid, uid)) return;
+    if (absl::Status s = RemoveFinalizer(deps_.client, ns, *workload_); !s.ok()) {
       p.Error("FailedUpdateWorkload", s);
       return;
     }
-    expectations_.WorkloadReleased(key, p.job.metadata.uid, uid);
+    expectations.WorkloadReleased(key, p.job.metadata.uid, uid);
   };
   if (st.finished) {
     if (st.has_finalizer) release();
     return;
   }
   queueing::JobSide want;
-  if (p.multikueue_manager) {
+  if (multikueue_manager_) {
     // MultiKueue writes the rest, from the worker's. An eviction here (the worker evicted its
     // copy, the worker was lost, the Workload was deactivated) is the job's controller's to
     // answer, as for any job: no pod runs in this cluster, so the quota goes back at once,
@@ -382,10 +442,10 @@ void JobReconciler::SyncWorkload(Pass& p) {
     const bool succeeded = IsTrue(p.status, kSucceeded);
     const api::Condition* c = FindCondition(p.status, succeeded ? kSucceeded : kFailed);
     want.finished = queueing::JobSide::Finish{succeeded, c ? c->message : ""};
-  } else if (p.release_quota) {  // held, or suspended (its Workload deactivated)
+  } else if (release_quota_) {  // held, or suspended (its Workload deactivated)
     want.release_quota = true;
-  } else if (p.admission) {
-    if (deps_.kueue_pods_ready) want.pods_ready = IsTrue(p.status, kRunning);
+  } else if (admission_) {
+    if (deps_.pods_ready) want.pods_ready = IsTrue(p.status, kRunning);
     for (const auto& [type, rs] : p.status.replica_statuses) {
       if (!rs.succeeded_indexes.empty()) {
         want.reclaimable[std::string(api::ReplicaTypeRole(type))] =
@@ -395,7 +455,7 @@ void JobReconciler::SyncWorkload(Pass& p) {
   } else {
     return;
   }
-  std::optional<json> patch = queueing::JobSideStatusPatch(*p.workload, want, p.now);
+  std::optional<json> patch = queueing::JobSideStatusPatch(*workload_, want, p.now);
   if (!patch) return;
   absl::Status s =
       deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch, "status");
@@ -406,7 +466,7 @@ void JobReconciler::SyncWorkload(Pass& p) {
   // Finished: the finalizer goes in this pass (Kueue's own job controllers wait for the next,
   // which the write brings; DecisionChanged queues none for it). A failure is retried.
   if (want.finished && s.ok()) release();
-  if (want.release_quota && p.multikueue_manager) {
+  if (want.release_quota && multikueue_manager_) {
     p.Note("QuotaReleased",
            absl::StrCat("Workload ", name, " was evicted (", st.evicted_reason, ": ",
                         st.evicted_message,
@@ -417,8 +477,119 @@ void JobReconciler::SyncWorkload(Pass& p) {
   }
 }
 
-std::optional<absl::Duration> JobReconciler::ReleaseOrphanWorkloads(const std::string& key) {
-  if (deps_.workloads == nullptr) return std::nullopt;
+void KueuePass::Forward(Pass& p) {
+  // A change Kueue must admit again (replicas, resources, queue) replaces the Workload, as
+  // Kueue's own job controllers do for a job MultiKueue dispatches: MultiKueue deletes the
+  // worker's copy with the old Workload and dispatches the job as it is now with the new one
+  // (its adapter never updates a copy, so a kept Workload would leave the worker running the
+  // old spec).
+  if (workload_ != nullptr) {
+    const WorkloadState st = queueing::ReadWorkload(*workload_);
+    if (!st.finished && StandsForJob(p, st) == false) {
+      Delete(p, *workload_, "the job's replicas, resources or queue changed");
+      workload_ = nullptr;
+      replacing_ = true;  // the next Workload once this one is gone
+      p.Requeue(absl::Seconds(1));
+    }
+  }
+  bool created = false;
+  if (workload_ == nullptr && !replacing_) {
+    std::optional<json> wanted;
+    if (BuildWanted(p, &wanted) && Create(p, *wanted)) {
+      created = true;
+      p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", workload_name_,
+                                             " for MultiKueue to dispatch the job to a worker "
+                                             "cluster; no pod runs in this one"));
+    }
+  }
+  SayWhyDispatchWaits(p, created);
+}
+
+void KueuePass::SayWhyDispatchWaits(Pass& p, bool just_created) {
+  // Once the Workload is admitted (a worker's copy reserved the quota) MultiKueue mirrors that
+  // copy's status into the job, the end included; a pass from a stale cache cannot overwrite
+  // the mirror (the status write is conditional on the job's resourceVersion).
+  if (IsFinished(p.status)) return;
+  queueing::Waiting why;
+  if (workload_ != nullptr) {
+    const WorkloadState st = queueing::ReadWorkload(*workload_);
+    if (st.finished || (st.admitted && !st.evicted)) return;
+    why = queueing::WhyWaiting(st, workload_name_, queueing::QueueName(p.job));
+  } else if (replacing_) {
+    why = {QueueReason::kWorkloadReplaced,
+           absl::StrCat("the job changed, so Kueue admits it again: Workload ", workload_name_,
+                        " is replaced")};
+  } else if (just_created) {
+    why = queueing::WhyWaiting({}, workload_name_, queueing::QueueName(p.job));
+  } else {
+    return;  // its create failed: retried, or the job failed with Kueue's answer
+  }
+  if (!FindCondition(p.status, kCreated)) {
+    SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.now);
+  }
+  Hold(p, why, /*quiet=*/just_created);
+  // An evicted copy's counts, mirrored before MultiKueue deleted it: no pod runs now.
+  p.status.replica_statuses.clear();
+  deps_.actions->UpdateCounts(p);
+}
+
+bool KueuePass::Adopt(Pass& p, const std::string& name, const std::function<bool()>& build_wanted,
+                      const std::optional<json>& wanted) {
+  const std::string& ns = p.job.metadata.namespace_name;
+  // Not in the cache until adopted (the informer watches the operator's own Workloads).
+  absl::StatusOr<json> prebuilt = deps_.client->Get(kube::kWorkloads, ns, name);
+  if (kube::IsNotFound(prebuilt.status())) {
+    p.Requeue(KueueGate::kRetry);
+    Hold(p, {QueueReason::kWaitingForWorkload,
+             absl::StrCat("waiting for the prebuilt Workload ", name, " (label ",
+                          queueing::kPrebuiltWorkloadLabel, ") to exist")});
+    return false;
+  }
+  if (!prebuilt.ok()) {
+    p.Error("FailedGetWorkload", prebuilt.status());
+    return false;
+  }
+  if (!build_wanted()) return false;
+  if (std::string differ = queueing::PodSetsDiffer(*prebuilt, *wanted); !differ.empty()) {
+    deps_.actions->Finish(
+        p, false, "WorkloadOutOfSync",
+        absl::StrCat("the prebuilt Workload ", name, " does not match the job: ", differ));
+    return false;
+  }
+  absl::StatusOr<json> patch = queueing::AdoptPatch(*prebuilt, *wanted);
+  if (!patch.ok()) {
+    p.Requeue(KueueGate::kRetry);
+    Hold(p, {QueueReason::kWorkloadNotAdoptable, std::string(patch.status().message())});
+    return false;
+  }
+  if (absl::Status s =
+          deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch);
+      !s.ok()) {
+    p.Error("FailedUpdateWorkload", s);
+    return false;
+  }
+  p.Note("AdoptedWorkload", absl::StrCat("adopted the prebuilt Workload ", name));
+  p.Requeue(absl::Seconds(1));  // the informer shows it now; its add queues no pass
+  Hold(p,
+       {QueueReason::kWaitingForAdmission,
+        absl::StrCat("waiting for Kueue to admit the prebuilt Workload ", name)},
+       /*quiet=*/true);
+  return false;
+}
+
+}  // namespace
+
+bool KueueGate::Serves(const api::DistributedTraining& job) const {
+  return job.spec.managed_by == queueing::kMultiKueueManager &&
+         job.kind == &api::kDistributedTrainingKind && api::Validate(job).ok();
+}
+
+std::unique_ptr<QueuePass> KueueGate::Enter(Pass& p) {
+  if (queueing::QueueName(p.job).empty()) return Unqueued();
+  return std::make_unique<KueuePass>(deps_, p);
+}
+
+std::optional<absl::Duration> KueueGate::JobGone(const std::string& key) {
   const size_t slash = key.find('/');
   const std::string ns = key.substr(0, slash), job = key.substr(slash + 1);
   std::optional<absl::Duration> requeue;

@@ -1,6 +1,7 @@
-// MultiKueue's two ends on the reconciler harness: in a worker cluster, the job MultiKueue copied
-// adopts the Workload it prebuilt; in the manager cluster, a job with spec.managedBy
-// kueue.x-k8s.io/multikueue gets its Workload and nothing else; any other manager, nothing.
+// MultiKueue's two ends in the Kueue gate (kueue_gate.h), on the reconciler harness: in a worker
+// cluster, the job MultiKueue copied adopts the Workload it prebuilt; in the manager cluster, a job
+// with spec.managedBy kueue.x-k8s.io/multikueue gets its Workload and nothing else; any other
+// manager, nothing.
 #include <optional>
 #include <string>
 #include <vector>

@@ -1,6 +1,7 @@
-// The reconciler with Kueue support on a fake API server: a queued job is held until its
-// Workload is admitted, its pods carry the admission, an eviction stops them and gives the quota
-// back once they are gone, and the Workload learns PodsReady, reclaimablePods and Finished.
+// The Kueue gate (kueue_gate.h) in the reconciler on a fake API server: a queued job is held
+// until its Workload is admitted, its pods carry the admission, an eviction stops them and gives
+// the quota back once they are gone, and the Workload learns PodsReady, reclaimablePods and
+// Finished.
 #include <algorithm>
 #include <optional>
 #include <string>
