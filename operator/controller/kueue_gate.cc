@@ -217,99 +217,105 @@ bool KueuePass::Admitted(Pass& p) {
   std::optional<json> wanted;
   auto build_wanted = [&] { return BuildWanted(p, &wanted); };
 
-  if (workload_ == nullptr && replacing_) {
-    Hold(p, {QueueReason::kWorkloadReplaced,
-             absl::StrCat("Workload ", name,
-                          " is being deleted; a new one follows once the job's "
-                          "pods are gone")});
-    return false;
+  queueing::AdmissionFacts facts;
+  facts.has_workload = workload_ != nullptr;
+  facts.replacing = replacing_;
+  facts.prebuilt = prebuilt_;
+  if (workload_ != nullptr) {
+    facts.workload = queueing::ReadWorkload(*workload_);
+    if (!facts.workload.finished) facts.stands = StandsForJob(p, facts.workload);
   }
-  if (workload_ == nullptr && prebuilt_) return Adopt(p, name, build_wanted, wanted);
-  if (workload_ == nullptr) {
-    if (!build_wanted()) return false;
-    if (Create(p, *wanted)) {
-      p.entered_queue = true;
-      // Quiet: this pass's status write waits for Kueue's answer (FirstWriteWaits), and so
-      // does the news; a job still waiting then says so with that write.
-      Hold(p, queueing::WhyWaiting({}, name, queue), /*quiet=*/true);
-    }
-    return false;
-  }
-  const WorkloadState st = queueing::ReadWorkload(*workload_);
-  if (st.finished) {
-    deps_.actions->Finish(p, false, "WorkloadFinished",
-                          absl::StrCat("Kueue finished Workload ", name, " before the job ended"));
-    return false;
-  }
-  const std::optional<bool> stands = StandsForJob(p, st);
-  if (!stands) return false;
-  const bool same = *stands;
-  if (!same && prebuilt_) {  // MultiKueue's: never replaced here, as Kueue's own controllers do
-    deps_.actions->Finish(
-        p, false, "WorkloadOutOfSync",
-        absl::StrCat("the job changed since it adopted the prebuilt Workload ", name));
-    return false;
-  }
-  if (!same) {
-    Delete(p, *workload_, "the job's replicas, resources or queue changed");
-    workload_ = nullptr;
-    Hold(p, {QueueReason::kWorkloadReplaced,
-             absl::StrCat("the job changed, so Kueue admits it again: Workload ", name,
-                          " is replaced")});
-    return false;
-  }
-  if (st.admitted && !st.evicted) {
-    std::map<std::string, runtime::ObjectPtr> flavors;  // kept alive through PodSetInfos
-    auto flavor = [&](const std::string& n) -> const json* {
-      runtime::ObjectPtr& rf = flavors[n];
-      if (rf == nullptr && deps_.flavors != nullptr) rf = deps_.flavors->Get(n);
-      return rf.get();
-    };
-    absl::StatusOr<std::map<std::string, queueing::PodSetInfo>> infos =
-        queueing::PodSetInfos(*workload_, flavor);
-    if (!infos.ok()) {
-      p.Requeue(KueueGate::kRetry);
-      Hold(p, {QueueReason::kAdmissionUnusable, std::string(infos.status().message())});
+  const WorkloadState& st = facts.workload;
+  switch (queueing::DecideAdmission(facts)) {
+    case queueing::AdmissionStep::kWaitForReplacement:
+      Hold(p, {QueueReason::kWorkloadReplaced,
+               absl::StrCat("Workload ", name,
+                            " is being deleted; a new one follows once the job's "
+                            "pods are gone")});
       return false;
-    }
-    admission_ = *std::move(infos);
-    // Partially admitted (an elastic job's Worker PodSet between minCount and count): the job
-    // runs with the workers admitted, its TF_CONFIG naming those, as if scaled to them, until
-    // Kueue admits it again.
-    std::string partial;
-    auto worker = p.job.spec.replica_specs.find(api::ReplicaType::kWorker);
-    auto admitted = admission_->find(std::string(api::ReplicaTypeRole(api::ReplicaType::kWorker)));
-    if (worker != p.job.spec.replica_specs.end() && admitted != admission_->end() &&
-        admitted->second.count > 0 && admitted->second.count < worker->second.replicas) {
-      partial = absl::StrCat(" (partially: ", admitted->second.count, " of ",
-                             worker->second.replicas, " workers, elasticPolicy.minReplicas ",
-                             p.job.spec.elastic_policy ? p.job.spec.elastic_policy->min_replicas
-                                                       : admitted->second.count,
-                             ")");
-      worker->second.replicas = admitted->second.count;
-    }
-    // Added even when Queued=True was never written (admitted before the first status write):
-    // `kubectl wait --for=condition=Queued=false` and the ClusterQueue's name need it.
-    const api::Condition* queued = FindCondition(p.status, kQueued);
-    const std::string message =
-        absl::StrCat("admitted by ClusterQueue ", st.cluster_queue, partial);
-    if (queued == nullptr || queued->status || queued->reason != "Admitted" ||
-        queued->message != message) {
-      AddCondition(&p.status, kQueued, false, "Admitted", message, p.now);
-      // An event of its own only for a job whose Queued=True was written; a job admitted
-      // before its first status write says it with the pods it creates (once: its next pass,
-      // which writes the status, does not see this one's condition but creates no pod).
-      const std::string news = absl::StrCat("Workload ", name, " ", message);
-      if (IsTrue(p.original, kQueued)) {
-        p.Note("Admitted", news);
-      } else {
-        p.admission_news = news;
+    case queueing::AdmissionStep::kAdopt:
+      return Adopt(p, name, build_wanted, wanted);
+    case queueing::AdmissionStep::kCreate:
+      if (!build_wanted()) return false;
+      if (Create(p, *wanted)) {
+        p.entered_queue = true;
+        // Quiet: this pass's status write waits for Kueue's answer (FirstWriteWaits), and so
+        // does the news; a job still waiting then says so with that write.
+        Hold(p, queueing::WhyWaiting({}, name, queue), /*quiet=*/true);
       }
-    }
-    return true;
+      return false;
+    case queueing::AdmissionStep::kFailFinished:
+      deps_.actions->Finish(
+          p, false, "WorkloadFinished",
+          absl::StrCat("Kueue finished Workload ", name, " before the job ended"));
+      return false;
+    case queueing::AdmissionStep::kStop:
+      return false;
+    case queueing::AdmissionStep::kFailOutOfSync:
+      deps_.actions->Finish(
+          p, false, "WorkloadOutOfSync",
+          absl::StrCat("the job changed since it adopted the prebuilt Workload ", name));
+      return false;
+    case queueing::AdmissionStep::kReplace:
+      Delete(p, *workload_, "the job's replicas, resources or queue changed");
+      workload_ = nullptr;
+      Hold(p, {QueueReason::kWorkloadReplaced,
+               absl::StrCat("the job changed, so Kueue admits it again: Workload ", name,
+                            " is replaced")});
+      return false;
+    case queueing::AdmissionStep::kWait:
+      Hold(p, queueing::WhyWaiting(st, name, queue));
+      return false;
+    case queueing::AdmissionStep::kRun:
+      break;
   }
-  Hold(p, queueing::WhyWaiting(st, name, queue));
-  return false;
+  std::map<std::string, runtime::ObjectPtr> flavors;  // kept alive through PodSetInfos
+  auto flavor = [&](const std::string& n) -> const json* {
+    runtime::ObjectPtr& rf = flavors[n];
+    if (rf == nullptr && deps_.flavors != nullptr) rf = deps_.flavors->Get(n);
+    return rf.get();
+  };
+  absl::StatusOr<std::map<std::string, queueing::PodSetInfo>> infos =
+      queueing::PodSetInfos(*workload_, flavor);
+  if (!infos.ok()) {
+    p.Requeue(KueueGate::kRetry);
+    Hold(p, {QueueReason::kAdmissionUnusable, std::string(infos.status().message())});
+    return false;
+  }
+  admission_ = *std::move(infos);
+  // Partially admitted (an elastic job's Worker PodSet between minCount and count): the job
+  // runs with the workers admitted, its TF_CONFIG naming those, as if scaled to them, until
+  // Kueue admits it again.
+  std::string partial;
+  auto worker = p.job.spec.replica_specs.find(api::ReplicaType::kWorker);
+  if (worker != p.job.spec.replica_specs.end()) {
+    if (std::optional<int32_t> admitted =
+            queueing::PartialWorkers(*admission_, worker->second.replicas)) {
+      partial = absl::StrCat(
+          " (partially: ", *admitted, " of ", worker->second.replicas,
+          " workers, elasticPolicy.minReplicas ",
+          p.job.spec.elastic_policy ? p.job.spec.elastic_policy->min_replicas : *admitted, ")");
+      worker->second.replicas = *admitted;
+    }
+  }
+  // Added even when Queued=True was never written (admitted before the first status write):
+  // `kubectl wait --for=condition=Queued=false` and the ClusterQueue's name need it.
+  const api::Condition* queued = FindCondition(p.status, kQueued);
+  const std::string message = absl::StrCat("admitted by ClusterQueue ", st.cluster_queue, partial);
+  if (queued == nullptr || queued->status || queued->reason != "Admitted" ||
+      queued->message != message) {
+    AddCondition(&p.status, kQueued, false, "Admitted", message, p.now);
+    // An event of its own only for a job whose Queued=True was written; a job admitted before
+    // its first status write says it with the pods it creates (once: its next pass, which writes
+    // the status, does not see this one's condition but creates no pod).
+    const std::string news = absl::StrCat("Workload ", name, " ", message);
+    if (IsTrue(p.original, kQueued)) {
+      p.Note("Admitted", news);
+    } else {
+      p.admission_news = news;
+    }
+  }
+  return true;
 }
 
 void KueuePass::Hold(Pass& p, const queueing::Waiting& why, bool quiet) {
@@ -409,7 +415,26 @@ void KueuePass::AfterWrite(Pass& p) {
       p.Error("FailedUpdateWorkload", s);
   }
   if (workload_ == nullptr) return;
-  const WorkloadState st = queueing::ReadWorkload(*workload_);
+  queueing::JobSideFacts facts;
+  facts.workload = queueing::ReadWorkload(*workload_);
+  const WorkloadState& st = facts.workload;
+  facts.runs_elsewhere = multikueue_manager_;
+  facts.job_finished = IsFinished(p.status);
+  facts.job_succeeded = IsTrue(p.status, kSucceeded);
+  const api::Condition* end = FindCondition(p.status, facts.job_succeeded ? kSucceeded : kFailed);
+  facts.finish_message = end ? end->message : "";
+  facts.pods_live = any_live;
+  facts.keeps_pods = p.job.spec.run_policy.clean_pod_policy == api::CleanPodPolicy::kNone;
+  facts.release_quota = release_quota_;
+  facts.admitted = admission_.has_value();
+  if (deps_.pods_ready) facts.pods_ready = IsTrue(p.status, kRunning);
+  for (const auto& [type, rs] : p.status.replica_statuses) {
+    if (!rs.succeeded_indexes.empty()) {
+      facts.reclaimable[std::string(api::ReplicaTypeRole(type))] =
+          static_cast<int>(rs.succeeded_indexes.size());
+    }
+  }
+  const queueing::JobSideDecision d = queueing::DecideJobSide(facts);
   const std::string name = NameOf(*workload_);
   // Once: a cache that shows the Workload Finished may not show the finalizer gone yet.
   const std::string key = runtime::ObjectKey(*p.object);
@@ -423,38 +448,9 @@ void KueuePass::AfterWrite(Pass& p) {
     }
     expectations.WorkloadReleased(key, p.job.metadata.uid, uid);
   };
-  if (st.finished) {
-    if (st.has_finalizer) release();
-    return;
-  }
-  queueing::JobSide want;
-  if (multikueue_manager_) {
-    // MultiKueue writes the rest, from the worker's. An eviction here (the worker evicted its
-    // copy, the worker was lost, the Workload was deactivated) is the job's controller's to
-    // answer, as for any job: no pod runs in this cluster, so the quota goes back at once,
-    // MultiKueue removes the worker's copy and the Workload is queued to be dispatched again.
-    if (!st.evicted || !st.quota_reserved) return;
-    want.release_quota = true;
-  } else if (IsFinished(p.status)) {
-    // The quota goes back once the pods holding it are gone (cleanPodPolicy None keeps them on
-    // purpose: then at once).
-    if (any_live && p.job.spec.run_policy.clean_pod_policy != api::CleanPodPolicy::kNone) return;
-    const bool succeeded = IsTrue(p.status, kSucceeded);
-    const api::Condition* c = FindCondition(p.status, succeeded ? kSucceeded : kFailed);
-    want.finished = queueing::JobSide::Finish{succeeded, c ? c->message : ""};
-  } else if (release_quota_) {  // held, or suspended (its Workload deactivated)
-    want.release_quota = true;
-  } else if (admission_) {
-    if (deps_.pods_ready) want.pods_ready = IsTrue(p.status, kRunning);
-    for (const auto& [type, rs] : p.status.replica_statuses) {
-      if (!rs.succeeded_indexes.empty()) {
-        want.reclaimable[std::string(api::ReplicaTypeRole(type))] =
-            static_cast<int>(rs.succeeded_indexes.size());
-      }
-    }
-  } else {
-    return;
-  }
+  if (d.release_finalizer) release();
+  if (!d.write) return;
+  const queueing::JobSide& want = *d.write;
   std::optional<json> patch = queueing::JobSideStatusPatch(*workload_, want, p.now);
   if (!patch) return;
   absl::Status s =

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/json_members.h"
+#include "operator/api/types.h"
 #include "operator/queueing/workload.h"
 
 namespace disttrain::queueing {
@@ -179,6 +180,28 @@ Waiting WhyWaiting(const WorkloadState& st, const std::string& workload_name,
   return {QueueReason::kWaitingForAdmission,
           absl::StrCat("waiting for Kueue to admit Workload ", workload_name, " from LocalQueue ",
                        queue)};
+}
+
+AdmissionStep DecideAdmission(const AdmissionFacts& f) {
+  if (!f.has_workload) {
+    if (f.replacing) return AdmissionStep::kWaitForReplacement;
+    return f.prebuilt ? AdmissionStep::kAdopt : AdmissionStep::kCreate;
+  }
+  if (f.workload.finished) return AdmissionStep::kFailFinished;
+  if (!f.stands) return AdmissionStep::kStop;
+  // MultiKueue's: never replaced here, as Kueue's own controllers do.
+  if (!*f.stands) return f.prebuilt ? AdmissionStep::kFailOutOfSync : AdmissionStep::kReplace;
+  if (f.workload.admitted && !f.workload.evicted) return AdmissionStep::kRun;
+  return AdmissionStep::kWait;
+}
+
+std::optional<int32_t> PartialWorkers(const std::map<std::string, PodSetInfo>& admission,
+                                      int32_t wanted) {
+  auto it = admission.find(std::string(api::ReplicaTypeRole(api::ReplicaType::kWorker)));
+  if (it == admission.end() || it->second.count <= 0 || it->second.count >= wanted) {
+    return std::nullopt;
+  }
+  return it->second.count;
 }
 
 }  // namespace disttrain::queueing

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,33 @@ WorkloadState ReadWorkload(const nlohmann::json& workload);
 Waiting WhyWaiting(const WorkloadState& state, const std::string& workload_name,
                    const std::string& queue);
 
+// What a queued job's pass does about its Workload before any pod, as Kueue's own job
+// controllers decide it.
+enum class AdmissionStep {
+  kWaitForReplacement,  // its Workload is being deleted: hold (WorkloadReplaced) until gone
+  kAdopt,               // MultiKueue's copy without its Workload: adopt the prebuilt one
+  kCreate,              // no Workload: create it, and hold until Kueue answers
+  kFailFinished,        // Kueue finished the Workload before the job ended: fail the job
+  kStop,                // the Workload the job wants cannot be built (the job failed for it)
+  kFailOutOfSync,       // MultiKueue's copy changed since it adopted its Workload: fail it
+  kReplace,             // the job changed what Kueue admitted: replace the Workload, hold
+  kRun,                 // admitted and not evicted: run with the admission
+  kWait,                // hold, saying why (WhyWaiting)
+};
+
+struct AdmissionFacts {
+  bool has_workload = false;  // the job's own Workload, not being deleted
+  bool replacing = false;     // the job's own Workload is being deleted
+  bool prebuilt = false;      // MultiKueue's copy: its Workload is prebuilt, never made here
+  WorkloadState workload;     // when has_workload
+  // When has_workload and it is not finished: whether the Workload still stands for the job as
+  // it is now (queueing::BuiltFrom, SamePodSets, Matches); nullopt when the job's own cannot be
+  // built.
+  std::optional<bool> stands;
+};
+
+AdmissionStep DecideAdmission(const AdmissionFacts& facts);
+
 // What every pod of one PodSet carries once admitted (Kueue's PodSetInfo): the node labels and
 // tolerations of the ResourceFlavors it was assigned, Kueue's labels (podset, local and cluster
 // queue), and the admission checks' podSetUpdates.
@@ -68,6 +96,12 @@ using FlavorLookup = std::function<const nlohmann::json*(const std::string&)>;
 // annotation or node selector key.
 absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const nlohmann::json& workload,
                                                               const FlavorLookup& flavor);
+
+// The workers an elastic job runs with when Kueue admitted its Worker PodSet partially (fewer
+// than `wanted`, down to its minCount); nullopt when admitted whole (or the assignment does not
+// say).
+std::optional<int32_t> PartialWorkers(const std::map<std::string, PodSetInfo>& admission,
+                                      int32_t wanted);
 
 // Merges `info` into a pod the operator is about to create. InvalidArgument when the pod's own
 // node selector gives a key another value (it could never land on the admitted flavor).

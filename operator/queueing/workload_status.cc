@@ -123,4 +123,34 @@ std::optional<json> RemoveFinalizerPatch(const json& workload) {
   return std::nullopt;
 }
 
+JobSideDecision DecideJobSide(const JobSideFacts& f) {
+  JobSideDecision d;
+  if (f.workload.finished) {
+    d.release_finalizer = f.workload.has_finalizer;
+    return d;
+  }
+  JobSide want;
+  if (f.runs_elsewhere) {
+    // An eviction here (the worker evicted its copy, the worker was lost, the Workload was
+    // deactivated) is the job's controller's to answer, as for any job: no pod runs in this
+    // cluster, so the quota goes back at once, MultiKueue removes the worker's copy and the
+    // Workload is queued to be dispatched again.
+    if (!f.workload.evicted || !f.workload.quota_reserved) return d;
+    want.release_quota = true;
+  } else if (f.job_finished) {
+    // The quota goes back once the pods holding it are gone.
+    if (f.pods_live && !f.keeps_pods) return d;
+    want.finished = JobSide::Finish{f.job_succeeded, f.finish_message};
+  } else if (f.release_quota) {
+    want.release_quota = true;
+  } else if (f.admitted) {
+    want.pods_ready = f.pods_ready;
+    want.reclaimable = f.reclaimable;
+  } else {
+    return d;
+  }
+  d.write = std::move(want);
+  return d;
+}
+
 }  // namespace disttrain::queueing

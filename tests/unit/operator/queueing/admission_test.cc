@@ -1,6 +1,10 @@
 // Reading Kueue's decision from a Workload, and what admitted pods carry.
 #include "operator/queueing/admission.h"
 
+#include <map>
+#include <optional>
+#include <string>
+
 #include "gtest/gtest.h"
 #include "operator/queueing/workload.h"
 
@@ -137,6 +141,67 @@ TEST(WhyWaitingTest, SaysKueuesReasonEvictionFirst) {
             "evicted by Kueue (Preempted): Preempted to accommodate a workload; queued again");
   st.evicted_reason = "AdmissionCheck";
   EXPECT_EQ(WhyWaiting(st, "wl", "team-a").Reason(), "Evicted");
+}
+
+struct AdmissionCase {
+  std::string name;
+  AdmissionFacts facts;
+  AdmissionStep want;
+};
+
+AdmissionFacts Facts(bool has, bool replacing, bool prebuilt, std::optional<bool> stands = true,
+                     bool admitted = false, bool evicted = false, bool finished = false) {
+  AdmissionFacts f;
+  f.has_workload = has;
+  f.replacing = replacing;
+  f.prebuilt = prebuilt;
+  f.stands = stands;
+  f.workload.admitted = admitted;
+  f.workload.evicted = evicted;
+  f.workload.finished = finished;
+  return f;
+}
+
+class DecideAdmissionTest : public ::testing::TestWithParam<AdmissionCase> {};
+
+TEST_P(DecideAdmissionTest, DecidesAsKueuesJobControllersDo) {
+  EXPECT_EQ(DecideAdmission(GetParam().facts), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, DecideAdmissionTest,
+    ::testing::Values(
+        AdmissionCase{"NoWorkloadCreatesOne", Facts(false, false, false), AdmissionStep::kCreate},
+        AdmissionCase{"OneBeingDeletedIsWaitedFor", Facts(false, true, false),
+                      AdmissionStep::kWaitForReplacement},
+        AdmissionCase{"ReplacementBeforeAdoption", Facts(false, true, true),
+                      AdmissionStep::kWaitForReplacement},
+        AdmissionCase{"MultiKueuesCopyAdopts", Facts(false, false, true), AdmissionStep::kAdopt},
+        AdmissionCase{"FinishedByKueueFailsTheJob",
+                      Facts(true, false, false, std::nullopt, true, false, true),
+                      AdmissionStep::kFailFinished},
+        AdmissionCase{"UnbuildableStops", Facts(true, false, false, std::nullopt),
+                      AdmissionStep::kStop},
+        AdmissionCase{"AChangedJobReplacesIt", Facts(true, false, false, false, true),
+                      AdmissionStep::kReplace},
+        AdmissionCase{"AChangedCopyFails", Facts(true, false, true, false, true),
+                      AdmissionStep::kFailOutOfSync},
+        AdmissionCase{"AdmittedRuns", Facts(true, false, false, true, true), AdmissionStep::kRun},
+        AdmissionCase{"EvictedWaits", Facts(true, false, false, true, true, true),
+                      AdmissionStep::kWait},
+        AdmissionCase{"NotYetAdmittedWaits", Facts(true, false, false, true, false),
+                      AdmissionStep::kWait}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(PartialWorkersTest, OnlyBetweenOneAndFewerThanWanted) {
+  std::map<std::string, PodSetInfo> admission;
+  EXPECT_EQ(PartialWorkers(admission, 4), std::nullopt) << "no Worker PodSet";
+  admission["worker"].count = 0;
+  EXPECT_EQ(PartialWorkers(admission, 4), std::nullopt) << "the assignment does not say";
+  admission["worker"].count = 4;
+  EXPECT_EQ(PartialWorkers(admission, 4), std::nullopt) << "whole";
+  admission["worker"].count = 2;
+  EXPECT_EQ(PartialWorkers(admission, 4), 2);
 }
 
 }  // namespace

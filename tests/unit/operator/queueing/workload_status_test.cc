@@ -2,6 +2,11 @@
 // Workload's quota, PodsReady, reclaimablePods, and the finalizer.
 #include "operator/queueing/workload_status.h"
 
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
 #include "gtest/gtest.h"
 #include "operator/queueing/workload.h"
 
@@ -96,6 +101,141 @@ TEST(WorkloadStatusTest, RemovesOnlyKueuesFinalizer) {
   none["metadata"].erase("finalizers");
   EXPECT_FALSE(RemoveFinalizerPatch(none).has_value());
 }
+
+struct JobSideCase {
+  std::string name;
+  JobSideFacts facts;
+  bool want_release;
+  std::optional<JobSide> want_write;
+};
+
+JobSideFacts Reserving() {
+  JobSideFacts f;
+  f.workload.quota_reserved = true;
+  f.workload.admitted = true;
+  f.workload.has_finalizer = true;
+  return f;
+}
+
+JobSideCase Case(std::string name, std::function<void(JobSideFacts*)> set, bool release,
+                 std::optional<JobSide> write) {
+  JobSideFacts f = Reserving();
+  set(&f);
+  return {std::move(name), f, release, std::move(write)};
+}
+
+JobSide Finished(bool ok, std::string message) {
+  JobSide s;
+  s.finished = JobSide::Finish{ok, std::move(message)};
+  return s;
+}
+
+JobSide Release() {
+  JobSide s;
+  s.release_quota = true;
+  return s;
+}
+
+JobSide Running(std::optional<bool> ready, std::map<std::string, int> reclaimable) {
+  JobSide s;
+  s.pods_ready = ready;
+  s.reclaimable = std::move(reclaimable);
+  return s;
+}
+
+bool operator==(const JobSide& a, const JobSide& b) {
+  return a.release_quota == b.release_quota && a.pods_ready == b.pods_ready &&
+         a.reclaimable == b.reclaimable && a.finished.has_value() == b.finished.has_value() &&
+         (!a.finished || (a.finished->succeeded == b.finished->succeeded &&
+                          a.finished->message == b.finished->message));
+}
+
+class DecideJobSideTest : public ::testing::TestWithParam<JobSideCase> {};
+
+TEST_P(DecideJobSideTest, DecidesAsKueuesJobControllersDo) {
+  const JobSideDecision d = DecideJobSide(GetParam().facts);
+  EXPECT_EQ(d.release_finalizer, GetParam().want_release);
+  ASSERT_EQ(d.write.has_value(), GetParam().want_write.has_value());
+  if (d.write) EXPECT_TRUE(*d.write == *GetParam().want_write);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, DecideJobSideTest,
+    ::testing::Values(Case(
+                          "AFinishedWorkloadOnlyLosesItsFinalizer",
+                          [](JobSideFacts* f) {
+                            f->workload.finished = true;
+                            f->job_finished = true;
+                          },
+                          true, std::nullopt),
+                      Case(
+                          "AFinishedWorkloadWithoutFinalizerNothing",
+                          [](JobSideFacts* f) {
+                            f->workload.finished = true;
+                            f->workload.has_finalizer = false;
+                          },
+                          false, std::nullopt),
+                      Case(
+                          "AFinishedJobWaitsForItsPods",
+                          [](JobSideFacts* f) {
+                            f->job_finished = true;
+                            f->pods_live = true;
+                          },
+                          false, std::nullopt),
+                      Case(
+                          "AFinishedJobKeepingItsPodsFinishesAtOnce",
+                          [](JobSideFacts* f) {
+                            f->job_finished = true;
+                            f->pods_live = true;
+                            f->keeps_pods = true;
+                            f->finish_message = "kept";
+                          },
+                          false, Finished(false, "kept")),
+                      Case(
+                          "AFinishedJobWithoutPodsFinishesIt",
+                          [](JobSideFacts* f) {
+                            f->job_finished = true;
+                            f->job_succeeded = true;
+                            f->finish_message = "the chief succeeded";
+                          },
+                          false, Finished(true, "the chief succeeded")),
+                      Case(
+                          "AHeldJobWithoutPodsGivesItsQuotaBack",
+                          [](JobSideFacts* f) { f->release_quota = true; }, false, Release()),
+                      Case(
+                          "AnAdmittedJobReportsReadinessAndReclaimablePods",
+                          [](JobSideFacts* f) {
+                            f->admitted = true;
+                            f->pods_ready = true;
+                            f->reclaimable = {{"worker", 2}};
+                          },
+                          false, Running(true, {{"worker", 2}})),
+                      Case(
+                          "WithoutPodsReadyOnlyReclaimable",
+                          [](JobSideFacts* f) {
+                            f->admitted = true;
+                            f->reclaimable = {{"ps", 1}};
+                          },
+                          false, Running(std::nullopt, {{"ps", 1}})),
+                      Case(
+                          "NotAdmittedNothing", [](JobSideFacts*) {}, false, std::nullopt),
+                      Case(
+                          "AManagerCopyReleasesAnEvictedReservationAtOnce",
+                          [](JobSideFacts* f) {
+                            f->runs_elsewhere = true;
+                            f->workload.evicted = true;
+                            f->admitted = true;
+                          },
+                          false, Release()),
+                      Case(
+                          "AManagerCopyLeavesTheRestToMultiKueue",
+                          [](JobSideFacts* f) {
+                            f->runs_elsewhere = true;
+                            f->job_finished = true;
+                            f->admitted = true;
+                          },
+                          false, std::nullopt)),
+    [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace disttrain::queueing
