@@ -96,11 +96,19 @@ absl::Status Validate(const DistributedTraining& job) {
   if (const auto& sp = run.scheduling_policy) {
     int32_t total = 0;
     for (const auto& [type, replica] : spec.replica_specs) total += std::max(0, replica.replicas);
-    if (sp->min_available && (*sp->min_available < 1 || *sp->min_available > total)) {
+    // A DistributedTraining whose gang can never form is refused; a TFJob's is accepted and
+    // waits, as the training-operator lets it (its PodGroup gets that minMember, and the job
+    // stays Created until the gang can form or minAvailable is lowered): TFJob tools rely on it.
+    const bool tfjob = job.kind == &kTfJobKind;
+    if (sp->min_available && (*sp->min_available < 1 || (*sp->min_available > total && !tfjob))) {
       errors.push_back(
-          absl::StrCat("spec.runPolicy.schedulingPolicy.minAvailable: must be between 1 "
-                       "and the job's ",
-                       total, " replicas, got ", *sp->min_available));
+          tfjob ? absl::StrCat("spec.runPolicy.schedulingPolicy.minAvailable: must be 1 or "
+                               "more, got ",
+                               *sp->min_available)
+                : absl::StrCat("spec.runPolicy.schedulingPolicy.minAvailable: must be between 1 "
+                               "and the job's ",
+                               total, " replicas (a gang larger than the job never forms), got ",
+                               *sp->min_available));
     }
     if (sp->schedule_timeout_seconds && *sp->schedule_timeout_seconds < 1) {
       errors.push_back("spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds: must be positive");

@@ -123,6 +123,19 @@ void Expectations::CountsCurrent(const std::string& key) {
   PruneIfEmpty(key);
 }
 
+void Expectations::PodGroupBehind(const std::string& key, const std::string& uid, bool behind) {
+  absl::MutexLock lock(&mu_);
+  if (!behind && !jobs_.contains(key)) return;
+  Entry(key, uid).pod_group_behind = behind;
+  PruneIfEmpty(key);
+}
+
+bool Expectations::IsPodGroupBehind(const std::string& key, const std::string& uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(key);
+  return it != jobs_.end() && it->second.uid == uid && it->second.pod_group_behind;
+}
+
 void Expectations::PodGroupDeleted(const std::string& key, const std::string& uid) {
   absl::MutexLock lock(&mu_);
   Entry(key, uid).pod_group_deleted = true;

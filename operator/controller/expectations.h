@@ -59,6 +59,11 @@ class Expectations {
   absl::Time CountsWaitSince(const std::string& key, const std::string& uid, absl::Time now);
   void CountsCurrent(const std::string& key);
 
+  // A running job's PodGroup whose update to the job's latest spec failed: updated again by the
+  // next passes until one succeeds (`behind` false then).
+  void PodGroupBehind(const std::string& key, const std::string& uid, bool behind);
+  bool IsPodGroupBehind(const std::string& key, const std::string& uid) const;
+
   // A finished job's PodGroup, deleted once per job and process.
   void PodGroupDeleted(const std::string& key, const std::string& uid);
   bool IsPodGroupDeleted(const std::string& key, const std::string& uid) const;
@@ -87,10 +92,11 @@ class Expectations {
     std::optional<absl::Time> first_pass;      // when its first pass ran, while its write waits
     std::optional<absl::Time> counts_waiting;  // since when a counts-only write is held back
     bool pod_group_deleted = false;
+    bool pod_group_behind = false;
     std::string released_workload;  // UID
     bool empty() const {
       return create_failures == 0 && replaced_rv.empty() && !first_pass && !counts_waiting &&
-             !pod_group_deleted && released_workload.empty();
+             !pod_group_deleted && !pod_group_behind && released_workload.empty();
     }
   };
   // The entry of job `key` as UID `uid`: reset when the name now belongs to another job.

@@ -327,6 +327,7 @@ void JobReconciler::Run(Pass& p) {
   // Pods wait for their PodGroup (created without it, they would never be gang scheduled),
   // NetworkPolicy and TLS Secret.
   if (!CreatePrerequisites(p)) return;
+  UpdatePodGroup(p);
   if (!HandleFailures(p)) return;
   if (!CheckInPlaceRestarts(p)) return;
   RemoveSurplusReplicas(p);

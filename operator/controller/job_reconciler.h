@@ -136,6 +136,11 @@ class JobReconciler : public runtime::Reconciler, private PassActions {
   // no pod of the job ever runs unprotected or without its gang. A PodGroup whose API is not
   // installed is told (PodGroupUnavailable) and gone without.
   bool CreatePrerequisites(Pass& p);
+  // A running job's PodGroup follows its spec, as the training-operator's does: once the spec
+  // changed (minAvailable, replicas, resources), its minMember and minResources are brought up
+  // to date, so lowering minAvailable releases a gang that waits. A failed update is retried by
+  // the next passes; a PodGroup that is gone (its API uninstalled) is left so.
+  void UpdatePodGroup(Pass& p);
   void DeletePodGroup(Pass& p);
   const kube::Resource& PodGroupResource() const;
   void UpdateCounts(Pass& p) override;

@@ -17,12 +17,14 @@
 #include "operator/policy/desired_objects.h"
 #include "operator/policy/elastic_policy.h"
 #include "operator/policy/job_policies.h"
+#include "operator/policy/pod_group_builder.h"
 #include "operator/policy/prerequisites.h"
 #include "operator/policy/tls_secret_builder.h"
 
 namespace disttrain::controller {
 
 using ::disttrain::policy::BuildDesiredObjects;
+using ::disttrain::policy::BuildPodGroup;
 using ::disttrain::policy::BuildPrerequisites;
 using ::disttrain::policy::CheckTtl;
 using ::disttrain::policy::CleanupOnFinish;
@@ -394,6 +396,34 @@ void JobReconciler::Cleanup(Pass& p) {
   if (!deleted.empty()) {
     p.Note("SuccessfulDeletePod", absl::StrCat("cleanPodPolicy ", api::CleanPodPolicyName(policy),
                                                ": deleted ", absl::StrJoin(deleted, ", ")));
+  }
+}
+
+void JobReconciler::UpdatePodGroup(Pass& p) {
+  if (!p.job.spec.run_policy.scheduling_policy || p.pods.empty()) return;
+  const std::string key = runtime::ObjectKey(*p.object);
+  // A job whose status was never written had its PodGroup built from its first generation.
+  const int64_t seen = std::max<int64_t>(1, p.original.observed_generation);
+  if (p.job.metadata.generation == seen &&
+      !expectations_.IsPodGroupBehind(key, p.job.metadata.uid)) {
+    return;
+  }
+  absl::StatusOr<std::optional<json>> group = BuildPodGroup(p.job, deps_.build);
+  if (!group.ok() || !group->has_value()) return;  // CreateMissing fails the job for it
+  const kube::Resource& res = PodGroupResource();
+  const json patch = {{"spec", (**group)["spec"]}};
+  const absl::Status s = deps_.client->Patch(res, p.job.metadata.namespace_name,
+                                             p.job.metadata.name, kube::PatchType::kMerge, patch);
+  if (!s.ok() && !kube::IsNotFound(s)) {
+    expectations_.PodGroupBehind(key, p.job.metadata.uid, true);
+    p.Error("FailedUpdatePodGroup", s);
+    return;
+  }
+  expectations_.PodGroupBehind(key, p.job.metadata.uid, false);
+  if (s.ok()) {
+    p.Note("UpdatedPodGroup",
+           absl::StrCat(res.group, " PodGroup ", p.job.metadata.name,
+                        " follows the job: minMember ", (**group)["spec"].value("minMember", 0)));
   }
 }
 

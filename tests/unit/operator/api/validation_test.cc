@@ -93,7 +93,8 @@ INSTANTIATE_TEST_SUITE_P(
                p.min_available = 9;
                return JobBuilder("a").Ps(1).Workers(2).Scheduling(p).Build();
              },
-             "minAvailable: must be between 1 and the job's 3 replicas, got 9"},
+             "minAvailable: must be between 1 and the job's 3 replicas (a gang larger than the job "
+             "never forms), got 9"},
         Case{"ElasticPolicyWithoutWorkers",
              [] {
                DistributedTraining job = JobBuilder("a").Chief().Build();
@@ -139,6 +140,19 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ValidationTest, TemplateRestartPolicyThatAgreesIsAccepted) {
   EXPECT_TRUE(Validate(WithTemplateRestart(RestartPolicy::kExitCode, "Never")).ok());
   EXPECT_TRUE(Validate(WithTemplateRestart(RestartPolicy::kOnFailure, "OnFailure")).ok());
+}
+
+// The training-operator accepts a TFJob whose gang is larger than the job: its PodGroup gets that
+// minMember and the job waits (Created) until the gang can form or minAvailable is lowered.
+TEST(ValidationTest, ATfJobsGangMayBeLargerThanTheJob) {
+  SchedulingPolicy p;
+  p.min_available = 9;
+  DistributedTraining job = JobBuilder("a").Ps(1).Workers(2).Scheduling(p).Build();
+  job.kind = &kTfJobKind;
+  EXPECT_TRUE(Validate(job).ok()) << Validate(job);
+  job.spec.run_policy.scheduling_policy->min_available = 0;
+  EXPECT_THAT(std::string(Validate(job).message()),
+              HasSubstr("schedulingPolicy.minAvailable: must be 1 or more, got 0"));
 }
 
 TEST(ValidationTest, ReportsEveryViolationAtOnce) {

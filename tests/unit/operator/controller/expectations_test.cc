@@ -69,6 +69,18 @@ TEST(ExpectationsTest, AWaitingFirstWriteKeepsTheFirstPassTimeOfThatJobOnly) {
   EXPECT_EQ(e.jobs(), 0u);
 }
 
+TEST(ExpectationsTest, APodGroupBehindItsJobIsRememberedUntilItCatchesUp) {
+  Expectations e;
+  e.PodGroupBehind("ns/a", "u1", false);
+  EXPECT_EQ(e.jobs(), 0u) << "nothing to remember";
+  e.PodGroupBehind("ns/a", "u1", true);
+  EXPECT_TRUE(e.IsPodGroupBehind("ns/a", "u1"));
+  EXPECT_FALSE(e.IsPodGroupBehind("ns/a", "u2")) << "a new job of the same name has its own";
+  e.PodGroupBehind("ns/a", "u1", false);
+  EXPECT_FALSE(e.IsPodGroupBehind("ns/a", "u1"));
+  EXPECT_EQ(e.jobs(), 0u);
+}
+
 TEST(ExpectationsTest, APodGroupIsDeletedOncePerJob) {
   Expectations e;
   EXPECT_FALSE(e.IsPodGroupDeleted("ns/a", "u1"));
