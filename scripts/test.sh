@@ -29,6 +29,13 @@ logs=$build/test-logs
 mkdir -p "$build" "$logs"
 rm -f "$logs"/*.log "$logs/steps"
 
+# A full disk fails suites far from its cause (a compile, an image import, etcd): said first.
+free_gb=$(df -Pk . | awk 'NR == 2 {print int($4 / 1048576)}')
+if ((free_gb < 20)); then
+  echo "make test: only $free_gb GB free here; a run writes about 13 GB into build/ (the trees," \
+    "the images, the real node's containerd) and may fail with \"No space left on device\""
+fi
+
 # Its own process group, so an interrupted `make test` stops the compiles too.
 setsid bash -c 'export CMAKE_BUILD_PARALLEL_LEVEL=2; rc=0
   nice -n 19 tests/cluster/tools/build-tools.sh --only helm toxiproxy || rc=1
@@ -46,6 +53,13 @@ current="" current_start=0 current_pid=""
 summary() {
   echo "make test:"
   for r in "${results[@]}"; do echo "  $r"; done
+  # What a reader of the log's tail needs first: the failed suites by name, and a full disk.
+  sed -n '/^The following tests FAILED:/,/^Errors while running CTest/p' "$logs/ctest.log" \
+    2>/dev/null | grep -E '^\s+[0-9]+ - ' | sed -E 's/^\s+/  failed: /'
+  if grep -qs "No space left on device" "$logs"/*.log "$log"; then
+    echo "make test: the disk filled up during the run (\"No space left on device\" in the logs);" \
+      "$(df -Ph . | awk 'NR == 2 {print $4}') free now"
+  fi
   python3 scripts/test_summary.py "$logs"
 }
 # A run stopped from outside (CI's time limit, ^C) still says where it was and what had passed;
