@@ -135,7 +135,9 @@ int RunController(const std::vector<std::string>& args) {
   flags.String("cluster-domain", &f.cluster_domain,
                "Cluster DNS domain appended to TF_CONFIG hosts.");
   flags.String("gang-scheduler", &f.gang_scheduler,
-               "PodGroup flavour: volcano or scheduler-plugins.");
+               "PodGroup flavour: volcano, scheduler-plugins, or kubernetes (kube-scheduler's "
+               "own gangs: a scheduling.k8s.io/v1alpha2 Workload and PodGroup per job; "
+               "Kubernetes >= 1.36 with the GenericWorkload and GangScheduling feature gates).");
   flags.Bool("network-policy", &f.network_policy,
              "Give each job whose spec.networkPolicy.enabled is unset a NetworkPolicy, created "
              "before its pods: ingress to its pods only from its own pods (on the ports TF_CONFIG "
@@ -189,10 +191,12 @@ int RunController(const std::vector<std::string>& args) {
   if (f.workers < 1 || f.http_threads < 1 || f.parallel_requests < 1 || f.max_in_flight < 0 ||
       f.burst < 1 || f.qps < 0 || f.pod_event_batch_ms < 0 || f.pod_event_batch_ms > 60'000 ||
       f.verbosity < 0 ||
-      (f.gang_scheduler != "volcano" && f.gang_scheduler != "scheduler-plugins")) {
+      (f.gang_scheduler != "volcano" && f.gang_scheduler != "scheduler-plugins" &&
+       f.gang_scheduler != "kubernetes")) {
     std::cerr << "disttrain-operator: --workers, --http-client-threads, --parallel-requests and "
                  "--kube-api-burst must be >= 1, --kube-api-qps and --max-requests-in-flight >= 0, "
-                 "--pod-event-batch-ms 0-60000, --gang-scheduler volcano or scheduler-plugins\n";
+                 "--pod-event-batch-ms 0-60000, --gang-scheduler volcano, scheduler-plugins or "
+                 "kubernetes\n";
     return kExitUsage;
   }
   if (!f.tfjob_namespace_selector.empty() && !f.tfjob) {
@@ -271,8 +275,9 @@ int RunController(const std::vector<std::string>& args) {
   settings.tfjob_namespace_selector = f.tfjob_namespace_selector;
   settings.build.cluster_domain = f.cluster_domain;
   settings.build.network_policy = f.network_policy;
-  settings.build.gang_scheduler = f.gang_scheduler == "volcano"
-                                      ? policy::GangScheduler::kVolcano
+  settings.build.gang_scheduler = f.gang_scheduler == "volcano" ? policy::GangScheduler::kVolcano
+                                  : f.gang_scheduler == "kubernetes"
+                                      ? policy::GangScheduler::kKubernetes
                                       : policy::GangScheduler::kSchedulerPlugins;
   std::vector<std::unique_ptr<controller::Front>> fronts;
   fronts.push_back(

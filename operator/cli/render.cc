@@ -31,7 +31,9 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
   flags.String("o", &output, "Output format: yaml (documents) or json (a v1 List).");
   flags.String("cluster-domain", &cluster_domain,
                "Cluster DNS domain appended to TF_CONFIG hosts (e.g. cluster.local).");
-  flags.String("gang-scheduler", &gang, "PodGroup flavour: volcano or scheduler-plugins.");
+  flags.String("gang-scheduler", &gang,
+               "PodGroup flavour: volcano, scheduler-plugins or kubernetes (scheduling.k8s.io "
+               "Workload and PodGroup).");
   flags.Bool("network-policy", &network_policy,
              "The operator's --network-policy: a NetworkPolicy for jobs that do not set "
              "spec.networkPolicy.enabled.");
@@ -62,9 +64,11 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
     options.gang_scheduler = policy::GangScheduler::kVolcano;
   } else if (gang == "scheduler-plugins") {
     options.gang_scheduler = policy::GangScheduler::kSchedulerPlugins;
+  } else if (gang == "kubernetes") {
+    options.gang_scheduler = policy::GangScheduler::kKubernetes;
   } else {
-    err << "render: --gang-scheduler must be volcano or scheduler-plugins, got \"" << gang
-        << "\"\n";
+    err << "render: --gang-scheduler must be volcano, scheduler-plugins or kubernetes, got \""
+        << gang << "\"\n";
     return kExitUsage;
   }
 
@@ -111,6 +115,7 @@ int RunRender(const std::vector<std::string>& args, std::ostream& out, std::ostr
     for (const policy::BuildWarning& w : objects->warnings) {
       err << "render: warning: " << w.message << "\n";
     }
+    if (objects->gang_workload) items.push_back(*objects->gang_workload);
     if (objects->pod_group) items.push_back(*objects->pod_group);
     if (objects->network_policy) items.push_back(*objects->network_policy);
     if (objects->job_service) items.push_back(*objects->job_service);

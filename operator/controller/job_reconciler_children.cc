@@ -247,8 +247,15 @@ void JobReconciler::ReportCreateFailures(Pass& p, const absl::Status& first, boo
 }
 
 const kube::Resource& JobReconciler::PodGroupResource() const {
-  return deps_.build.gang_scheduler == GangScheduler::kVolcano ? kube::kVolcanoPodGroups
-                                                               : kube::kCoschedulingPodGroups;
+  switch (deps_.build.gang_scheduler) {
+    case GangScheduler::kVolcano:
+      return kube::kVolcanoPodGroups;
+    case GangScheduler::kSchedulerPlugins:
+      return kube::kCoschedulingPodGroups;
+    case GangScheduler::kKubernetes:
+      return kube::kSchedulingPodGroups;
+  }
+  return kube::kVolcanoPodGroups;
 }
 
 namespace {
@@ -265,6 +272,10 @@ struct PrerequisiteFront {
 
 PrerequisiteFront FrontOf(PrerequisiteKind kind, const kube::Resource& pod_groups) {
   switch (kind) {
+    case PrerequisiteKind::kGangWorkload:
+      return {&kube::kSchedulingWorkloads,    "Workload",
+              "SuccessfulCreateGangWorkload", ": kube-scheduler gangs the job's pods",
+              "FailedCreateGangWorkload",     true};
     case PrerequisiteKind::kPodGroup:
       return {&pod_groups, "PodGroup", "SuccessfulCreatePodGroup", "", "FailedCreatePodGroup",
               true};
@@ -287,7 +298,11 @@ PrerequisiteFront FrontOf(PrerequisiteKind kind, const kube::Resource& pod_group
 
 bool JobReconciler::CreatePrerequisites(Pass& p) {
   if (!p.pods.empty()) return true;
+  bool gang_api = true;  // false: the gang scheduler's API is not served
   for (Prerequisite& pre : BuildPrerequisites(p.job, deps_.build, p.now)) {
+    const bool gang =
+        pre.kind == PrerequisiteKind::kGangWorkload || pre.kind == PrerequisiteKind::kPodGroup;
+    if (gang && !gang_api) continue;
     const PrerequisiteFront front = FrontOf(pre.kind, PodGroupResource());
     if (!pre.object.ok()) {
       p.Error(front.failed_reason, pre.object.status());
@@ -305,6 +320,7 @@ bool JobReconciler::CreatePrerequisites(Pass& p) {
                  ? absl::StrCat("created ", res.group, " PodGroup ", name)
                  : absl::StrCat("created ", front.what, " ", name, front.detail));
     } else if (front.api_optional && kube::IsNotFound(r.status())) {
+      gang_api = false;
       p.Warn("PodGroupUnavailable",
              absl::StrCat("the ", res.group, "/", res.version, " ", front.what,
                           " API is not installed; pods are created without gang scheduling"));
@@ -400,7 +416,12 @@ void JobReconciler::Cleanup(Pass& p) {
 }
 
 void JobReconciler::UpdatePodGroup(Pass& p) {
-  if (!p.job.spec.run_policy.scheduling_policy || p.pods.empty()) return;
+  // Kubernetes' own PodGroups cannot change (their spec is immutable): the gang keeps the
+  // minCount it was created with.
+  if (!p.job.spec.run_policy.scheduling_policy || p.pods.empty() ||
+      deps_.build.gang_scheduler == GangScheduler::kKubernetes) {
+    return;
+  }
   const std::string key = runtime::ObjectKey(*p.object);
   // A job whose status was never written had its PodGroup built from its first generation.
   const int64_t seen = std::max<int64_t>(1, p.original.observed_generation);

@@ -32,6 +32,9 @@ inline const Resource kDistributedTrainings{"disttrain.io", "v1", "distributedtr
 inline const Resource kTfJobs{"kubeflow.org", "v1", "tfjobs"};
 inline const Resource kVolcanoPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups"};
 inline const Resource kCoschedulingPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
+// Kubernetes' own Workload API (kube-scheduler's gang scheduling, 1.36 alpha).
+inline const Resource kSchedulingWorkloads{"scheduling.k8s.io", "v1alpha2", "workloads"};
+inline const Resource kSchedulingPodGroups{"scheduling.k8s.io", "v1alpha2", "podgroups"};
 // Kueue (operator/queueing).
 inline const Resource kWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads"};
 inline const Resource kResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};

@@ -9,6 +9,10 @@ namespace disttrain::policy {
 enum class GangScheduler {
   kVolcano,           // scheduling.volcano.sh/v1beta1 PodGroup
   kSchedulerPlugins,  // scheduling.x-k8s.io/v1alpha1 PodGroup (coscheduling)
+  // kube-scheduler's own gangs (Kubernetes >= 1.36, alpha: feature gates GenericWorkload and
+  // GangScheduling): a scheduling.k8s.io/v1alpha2 Workload and PodGroup, and each pod's
+  // spec.schedulingGroup.
+  kKubernetes,
 };
 
 struct BuildOptions {

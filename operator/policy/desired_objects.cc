@@ -14,6 +14,7 @@ absl::StatusOr<DesiredObjects> BuildDesiredObjects(const api::DistributedTrainin
   absl::StatusOr<std::optional<nlohmann::json>> group = BuildPodGroup(job, options);
   if (!group.ok()) return group.status();
   out.pod_group = *std::move(group);
+  out.gang_workload = BuildGangWorkload(job, options);
   out.network_policy = BuildNetworkPolicy(job, options);
   if (api::NeedsJobService(job)) out.job_service = BuildJobService(job);
 

@@ -25,6 +25,8 @@ struct ReplicaObjects {
 };
 
 struct DesiredObjects {
+  // With kube-scheduler's own gangs, the Workload its PodGroup belongs to.
+  std::optional<nlohmann::json> gang_workload;
   std::optional<nlohmann::json> pod_group;
   std::optional<nlohmann::json> network_policy;
   // The job's headless Service (api::NeedsJobService).

@@ -159,6 +159,11 @@ absl::StatusOr<BuiltPod> BuildPod(const api::DistributedTraining& job, api::Repl
     if (!sp->priority_class.empty() && !pod_spec.contains("priorityClassName")) {
       pod_spec["priorityClassName"] = sp->priority_class;
     }
+    // kube-scheduler's own gang: the pod names its PodGroup (immutable; an API server without
+    // the GenericWorkload gate drops the field).
+    if (options.gang_scheduler == GangScheduler::kKubernetes) {
+      pod_spec["schedulingGroup"] = {{"podGroupName", job.metadata.name}};
+    }
   }
 
   pod["metadata"] = std::move(meta);

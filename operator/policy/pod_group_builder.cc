@@ -76,7 +76,15 @@ absl::StatusOr<std::optional<json>> BuildPodGroup(const api::DistributedTraining
   json spec = {{"minMember", min_member}};
   if (!min_resources.empty()) spec["minResources"] = std::move(min_resources);
   json group = {{"kind", "PodGroup"}};
-  if (options.gang_scheduler == GangScheduler::kVolcano) {
+  if (options.gang_scheduler == GangScheduler::kKubernetes) {
+    // kube-scheduler counts pods, not resources: minCount alone, from the Workload's template.
+    group["apiVersion"] = "scheduling.k8s.io/v1alpha2";
+    spec = {
+        {"schedulingPolicy", {{"gang", {{"minCount", min_member}}}}},
+        {"podGroupTemplateRef",
+         {{"workload",
+           {{"workloadName", job.metadata.name}, {"podGroupTemplateName", kGangTemplateName}}}}}};
+  } else if (options.gang_scheduler == GangScheduler::kVolcano) {
     group["apiVersion"] = "scheduling.volcano.sh/v1beta1";
     if (!sp->queue.empty()) spec["queue"] = sp->queue;
     if (!sp->priority_class.empty()) spec["priorityClassName"] = sp->priority_class;
@@ -93,6 +101,25 @@ absl::StatusOr<std::optional<json>> BuildPodGroup(const api::DistributedTraining
                        {"ownerReferences", json::array({OwnerReference(job)})}};
   group["spec"] = std::move(spec);
   return std::optional<json>(std::move(group));
+}
+
+std::optional<json> BuildGangWorkload(const api::DistributedTraining& job,
+                                      const BuildOptions& options) {
+  if (!job.spec.run_policy.scheduling_policy ||
+      options.gang_scheduler != GangScheduler::kKubernetes) {
+    return std::nullopt;
+  }
+  absl::StatusOr<std::optional<json>> group = BuildPodGroup(job, options);
+  if (!group.ok() || !group->has_value()) return std::nullopt;
+  json workload = {{"apiVersion", "scheduling.k8s.io/v1alpha2"}, {"kind", "Workload"}};
+  workload["metadata"] = (**group)["metadata"];
+  workload["spec"] = {
+      {"controllerRef",
+       {{"apiGroup", job.kind->group}, {"kind", job.kind->kind}, {"name", job.metadata.name}}},
+      {"podGroupTemplates",
+       json::array({{{"name", kGangTemplateName},
+                     {"schedulingPolicy", (**group)["spec"]["schedulingPolicy"]}}})}};
+  return workload;
 }
 
 }  // namespace disttrain::policy

@@ -11,6 +11,9 @@ namespace disttrain::policy {
 std::vector<Prerequisite> BuildPrerequisites(const api::DistributedTraining& job,
                                              const BuildOptions& options, absl::Time now) {
   std::vector<Prerequisite> out;
+  if (std::optional<nlohmann::json> workload = BuildGangWorkload(job, options)) {
+    out.push_back({PrerequisiteKind::kGangWorkload, *std::move(workload)});
+  }
   if (job.spec.run_policy.scheduling_policy) {
     absl::StatusOr<std::optional<nlohmann::json>> group = BuildPodGroup(job, options);
     if (group.ok() && group->has_value()) {

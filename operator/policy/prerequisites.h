@@ -1,5 +1,6 @@
 // The objects a job's pods need before the first of them is created: the PodGroup a gang
-// scheduler reads (pod_group_builder.h), the NetworkPolicy that protects them from their first
+// scheduler reads, and with kube-scheduler's own gangs the Workload it belongs to
+// (pod_group_builder.h), the NetworkPolicy that protects them from their first
 // second (network_policy_builder.h), the Secret with their TLS certificates, which they mount
 // (tls_secret_builder.h). One list, in creation order: the reconciler creates each in turn and
 // creates no pod while one is missing. A new kind of prerequisite is one more entry here and one
@@ -17,7 +18,7 @@
 
 namespace disttrain::policy {
 
-enum class PrerequisiteKind { kPodGroup, kNetworkPolicy, kTlsSecret };
+enum class PrerequisiteKind { kGangWorkload, kPodGroup, kNetworkPolicy, kTlsSecret };
 
 struct Prerequisite {
   PrerequisiteKind kind;
@@ -25,7 +26,8 @@ struct Prerequisite {
   absl::StatusOr<nlohmann::json> object;
 };
 
-// The job's prerequisites, in creation order: its PodGroup (runPolicy.schedulingPolicy; one
+// The job's prerequisites, in creation order: with Kubernetes' own gangs its Workload (its
+// PodGroup must name an existing one), its PodGroup (runPolicy.schedulingPolicy; one
 // whose quantities do not parse is left out, the job is failed for them when its pods are
 // built), its NetworkPolicy (WantsNetworkPolicy) and its TLS Secret (spec.tls, certificates
 // valid from `now`).

@@ -64,6 +64,11 @@ options:
   bindAddress: 127.0.0.1
   disableQPSLimits: true
   kubeAuthorization: true$api_patches
+  # kube-scheduler's own gang scheduling (Kubernetes 1.36 alpha): the Workload API served, its
+  # admission and PodGroup finalizer controller on, the GangScheduling plugin in the scheduler.
+  # Inert for pods that name no scheduling group (tests/e2e/gang_test.py uses it).
+  kubeFeatureGates: GenericWorkload=true,GangScheduling=true
+  kubeRuntimeConfig: scheduling.k8s.io/v1alpha2=true
 # One instance each: without leader election they survive an API-server restart (with it they
 # exit when they cannot renew their lease, and nothing here would restart them).
 componentsPatches:

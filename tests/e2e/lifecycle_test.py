@@ -455,6 +455,26 @@ class LifecycleTest(unittest.TestCase):
             "get", "podgroups.scheduling.volcano.sh", "gang2", "-n", self.ns, check=False).stderr, timeout=30)
 
 
+    def test_a_running_gang_jobs_podgroup_follows_its_spec(self):
+        # The training-operator brings its PodGroup up to date on every pass: lowering
+        # minAvailable releases a gang that waits. A PodGroup only ever created kept 4.
+        kubectl("apply", "-f", "-", input=json.dumps(VOLCANO_PODGROUP_CRD))
+        kubectl("wait", "--for=condition=Established", "crd/podgroups.scheduling.volcano.sh", "--timeout=60s")
+        self.addCleanup(kubectl, "delete", "crd", "podgroups.scheduling.volcano.sh", "--wait=true")
+        apply(job("gang3", run_policy={"schedulingPolicy": {"minAvailable": 4}}, PS=role(1), Worker=role(3)),
+              self.ns)
+
+        def min_member():
+            return get_json("podgroups.scheduling.volcano.sh", "gang3", "-n", self.ns)["spec"]["minMember"]
+
+        wait_until("the PodGroup", lambda: min_member() == 4, timeout=30)
+        self.wait_state("gang3", "Running", timeout=30)
+        kubectl("patch", "dtr", "gang3", "-n", self.ns, "--type=merge", "-p",
+                json.dumps({"spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 2}}}}))
+        wait_until("the PodGroup to follow minAvailable", lambda: min_member() == 2, timeout=30)
+        self.wait_event("gang3", "UpdatedPodGroup")
+
+
 VOLCANO_PODGROUP_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
     "metadata": {"name": "podgroups.scheduling.volcano.sh"},

@@ -84,7 +84,14 @@ TEST(RenderTest, PrintsWhatTheOperatorWouldCreateOrSaysWhyNot) {
        {"--gang-scheduler", "kube"},
        2,
        {},
-       "--gang-scheduler must be volcano or scheduler-plugins"},
+       "--gang-scheduler must be volcano, scheduler-plugins or kubernetes"},
+      {"KubernetesGangsWorkloadAndPodGroupFirst",
+       std::string(kJob) + "  runPolicy: {schedulingPolicy: {}}\n",
+       {"-o", "json", "--gang-scheduler", "kubernetes", "--network-policy=false"},
+       0,
+       {"Workload/dist", "PodGroup/dist", "Service/dist", "Pod/dist-ps-0", "Pod/dist-worker-0",
+        "Pod/dist-worker-1"},
+       ""},
   };
   const std::string path = ::testing::TempDir() + "/render_test.yaml";
   for (const RenderCase& c : cases) {

@@ -223,6 +223,43 @@ TEST(JobReconcilerFailureTest, NoPodIsCreatedBeforeItsPodGroup) {
   EXPECT_EQ(h.PodNames().size(), 4u);
 }
 
+// kube-scheduler's own gangs: the Workload, then its PodGroup, then the pods that name it.
+TEST(JobReconcilerFailureTest, AKubernetesGangsWorkloadAndPodGroupComeBeforeItsPods) {
+  Harness h(GangJob());
+  ReconcilerDeps deps = h.Deps();
+  deps.build.gang_scheduler = policy::GangScheduler::kKubernetes;
+  h.reconciler = std::make_unique<JobReconciler>(deps);
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_EQ(h.client.Objects(kube::kSchedulingWorkloads).size(), 1u);
+  ASSERT_EQ(h.client.Objects(kube::kSchedulingPodGroups).size(), 1u);
+  EXPECT_TRUE(h.client.Objects(kube::kVolcanoPodGroups).empty());
+  std::vector<std::string> creates;
+  for (const auto& a : h.client.actions()) {
+    if (a.verb == "create") creates.push_back(a.resource);
+  }
+  ASSERT_GE(creates.size(), 3u);
+  EXPECT_EQ(creates[0], "workloads");
+  EXPECT_EQ(creates[1], "podgroups");
+  EXPECT_EQ(h.PodNames().size(), 4u);
+  for (const json& pod : h.client.Objects(kube::kPods)) {
+    EXPECT_EQ(pod["spec"]["schedulingGroup"]["podGroupName"], "dist");
+  }
+  EXPECT_EQ(h.events.Count("SuccessfulCreateGangWorkload"), 1);
+  EXPECT_EQ(h.events.Count("SuccessfulCreatePodGroup"), 1);
+}
+
+TEST(JobReconcilerFailureTest, WithoutTheWorkloadApiAKubernetesGangRunsUngangedAndWarnsOnce) {
+  Harness h(GangJob());
+  ReconcilerDeps deps = h.Deps();
+  deps.build.gang_scheduler = policy::GangScheduler::kKubernetes;
+  h.reconciler = std::make_unique<JobReconciler>(deps);
+  h.client.FailNext("create", "workloads", absl::NotFoundError("the server could not find it"));
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.events.Count("PodGroupUnavailable"), 1);
+  EXPECT_EQ(h.Requests("create", "podgroups"), 0) << "the same API: not asked again";
+  EXPECT_EQ(h.PodNames().size(), 4u);
+}
+
 // The NetworkPolicy comes first: no pod of the job runs unprotected, not even for a pass.
 TEST(JobReconcilerFailureTest, NoPodIsCreatedBeforeItsNetworkPolicy) {
   Harness h;

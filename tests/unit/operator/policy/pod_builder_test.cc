@@ -216,5 +216,22 @@ TEST(PodBuilderTest, GangSchedulingNamesThePodGroupAndPriority) {
   EXPECT_FALSE(plain["spec"].contains("priorityClassName"));
 }
 
+TEST(PodBuilderTest, KubernetesGangsNameThePodGroupInTheSchedulingGroup) {
+  BuildOptions options;
+  options.gang_scheduler = GangScheduler::kKubernetes;
+  const api::DistributedTraining gang =
+      JobBuilder("d").Ps(1).Workers(1).Scheduling(api::SchedulingPolicy{}).Build();
+  absl::StatusOr<BuiltPod> pod = BuildPod(gang, ReplicaType::kWorker, 0, options);
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  EXPECT_EQ(pod->pod["spec"]["schedulingGroup"], json({{"podGroupName", "d"}}));
+  absl::StatusOr<BuiltPod> volcano = BuildPod(gang, ReplicaType::kWorker, 0, BuildOptions{});
+  ASSERT_TRUE(volcano.ok());
+  EXPECT_FALSE(volcano->pod["spec"].contains("schedulingGroup"));
+  absl::StatusOr<BuiltPod> plain =
+      BuildPod(JobBuilder("d").Ps(1).Workers(1).Build(), ReplicaType::kWorker, 0, options);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->pod["spec"].contains("schedulingGroup"));
+}
+
 }  // namespace
 }  // namespace disttrain::policy

@@ -113,5 +113,45 @@ TEST(PodGroupBuilderTest, BadQuantityNamesTheField) {
           "spec.replicaSpecs.Worker.template: container \"tensorflow\" resources.requests.cpu"));
 }
 
+TEST(PodGroupBuilderTest, KubernetesGangsAreAWorkloadAndItsPodGroup) {
+  BuildOptions options;
+  options.gang_scheduler = GangScheduler::kKubernetes;
+  api::SchedulingPolicy policy;
+  policy.min_available = 3;
+  api::DistributedTraining job = JobBuilder("d").Ps(1).Workers(4).Scheduling(policy).Build();
+  job.metadata.namespace_name = "team";
+  auto group = BuildPodGroup(job, options);
+  ASSERT_TRUE(group.ok() && group->has_value());
+  EXPECT_EQ((**group)["apiVersion"], "scheduling.k8s.io/v1alpha2");
+  EXPECT_EQ((**group)["spec"], json::parse(R"({"schedulingPolicy": {"gang": {"minCount": 3}},
+                            "podGroupTemplateRef": {"workload": {"workloadName": "d",
+                                                                 "podGroupTemplateName": "gang"}}})"));
+  std::optional<json> workload = BuildGangWorkload(job, options);
+  ASSERT_TRUE(workload.has_value());
+  EXPECT_EQ((*workload)["kind"], "Workload");
+  EXPECT_EQ((*workload)["apiVersion"], "scheduling.k8s.io/v1alpha2");
+  EXPECT_EQ((*workload)["metadata"]["name"], "d");
+  EXPECT_EQ((*workload)["metadata"]["namespace"], "team");
+  EXPECT_EQ((*workload)["metadata"]["ownerReferences"][0]["kind"], "DistributedTraining");
+  EXPECT_EQ((*workload)["spec"]["controllerRef"],
+            json::parse(R"({"apiGroup": "disttrain.io", "kind": "DistributedTraining",
+                            "name": "d"})"));
+  EXPECT_EQ((*workload)["spec"]["podGroupTemplates"],
+            json::parse(R"([{"name": "gang", "schedulingPolicy": {"gang": {"minCount": 3}}}])"));
+  EXPECT_FALSE(BuildGangWorkload(job, BuildOptions{}).has_value()) << "Volcano's has none";
+  EXPECT_FALSE(BuildGangWorkload(JobBuilder("d").Workers(2).Build(), options).has_value());
+}
+
+TEST(PodGroupBuilderTest, AnElasticKubernetesGangCountsMinReplicasWorkers) {
+  BuildOptions options;
+  options.gang_scheduler = GangScheduler::kKubernetes;
+  api::DistributedTraining job =
+      JobBuilder("d").Chief().Ps(2).Workers(6).Scheduling(api::SchedulingPolicy{}).Build();
+  job.spec.elastic_policy = api::ElasticPolicy{2, 8};
+  auto group = BuildPodGroup(job, options);
+  ASSERT_TRUE(group.ok() && group->has_value());
+  EXPECT_EQ((**group)["spec"]["schedulingPolicy"]["gang"]["minCount"], 5);  // 1 + 2 + 2
+}
+
 }  // namespace
 }  // namespace disttrain::policy

@@ -70,5 +70,15 @@ TEST(PrerequisitesTest, APodGroupWhoseQuantitiesDoNotParseIsLeftOut) {
   EXPECT_TRUE(BuildPrerequisites(job, NoNetworkPolicy(), absl::Now()).empty());
 }
 
+TEST(PrerequisitesTest, AKubernetesGangsWorkloadComesBeforeItsPodGroup) {
+  BuildOptions options = NoNetworkPolicy();
+  options.gang_scheduler = GangScheduler::kKubernetes;
+  const api::DistributedTraining job =
+      JobBuilder("j").Ps(1).Workers(2).Scheduling(api::SchedulingPolicy{}).Build();
+  const std::vector<Prerequisite> list = BuildPrerequisites(job, options, absl::Now());
+  EXPECT_EQ(Kinds(list), (std::vector<PrerequisiteKind>{PrerequisiteKind::kGangWorkload,
+                                                        PrerequisiteKind::kPodGroup}));
+}
+
 }  // namespace
 }  // namespace disttrain::policy
