@@ -6,6 +6,7 @@ It is started by kwokctl from the same pinned binaries as tests/cluster/cluster-
 folder under that cluster's own, so tests/cluster/cluster-down.sh also stops it should a suite die
 before stopping it (it kills every process whose command line names that folder).
 """
+import fcntl
 import os
 import shutil
 import subprocess
@@ -23,6 +24,12 @@ def pinned(name):
             if line.startswith(f"{name}="):
                 return line.split("=", 1)[1].strip()
     raise AssertionError(f"{name} is not in tests/cluster/tools/versions.env")
+
+
+def listening(port):
+    """Whether a process of this machine listens on TCP `port`."""
+    out = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True).stdout
+    return bool(out.strip())
 
 
 def flat_kubeconfig(kubeconfig):
@@ -57,19 +64,34 @@ class ControlPlane:
         path = os.path.join(CLUSTER_DIR, f"{self.name}-kwokctl.yaml")
         with open(path, "w") as f:
             yaml.safe_dump(config, f)
-        with open(self.log_path, "w") as log:
-            result = subprocess.run(
-                [bin_("kwokctl"), "create", "cluster", "--name", self.name, "--config", path,
-                 "--kubeconfig", self.kubeconfig, "--disable", "kube-scheduler,kwok-controller",
-                 "--wait", "0s", "--timeout", "120s"],
-                env=self.env, stdout=log, stderr=subprocess.STDOUT, timeout=180)
-        if result.returncode != 0:
-            with open(self.log_path) as f:
-                raise AssertionError(f"kwokctl create cluster {self.name} exited {result.returncode}:\n"
-                                     f"{f.read()[-3000:]}")
-        wait_until(f"the API server of {self.name} to be ready", lambda: kubectl(
-            "get", "--raw", "/readyz", check=False, kubeconfig=self.kubeconfig).returncode == 0, timeout=60)
+        # kwokctl picks free ports when it creates a cluster: one creation at a time with the lanes'
+        # (tests/cluster/cluster-up.sh takes the same lock), held until every port it picked is
+        # taken. Seen without it: a lane's kwok controller failing "bind: address already in use"
+        # on a port this cluster had picked a moment before.
+        os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+        with open(os.path.join(ROOT, "build", ".cluster-create.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            with open(self.log_path, "w") as log:
+                result = subprocess.run(
+                    [bin_("kwokctl"), "create", "cluster", "--name", self.name, "--config", path,
+                     "--kubeconfig", self.kubeconfig, "--disable", "kube-scheduler,kwok-controller",
+                     "--wait", "0s", "--timeout", "120s"],
+                    env=self.env, stdout=log, stderr=subprocess.STDOUT, timeout=180)
+            if result.returncode != 0:
+                with open(self.log_path) as f:
+                    raise AssertionError(f"kwokctl create cluster {self.name} exited {result.returncode}:\n"
+                                         f"{f.read()[-3000:]}")
+            wait_until(f"the API server of {self.name} to be ready", lambda: kubectl(
+                "get", "--raw", "/readyz", check=False, kubeconfig=self.kubeconfig).returncode == 0, timeout=60)
+            ports = self.ports()
+            if not ports:
+                raise AssertionError(f"no component ports in {self.name}'s kwok.yaml")
+            wait_until(f"every port of {self.name} to listen", lambda: all(listening(p) for p in ports), timeout=60)
         return self
+
+    def ports(self):
+        with open(os.path.join(WORKDIR, "clusters", self.name, "kwok.yaml")) as f:
+            return sorted({line.split()[1] for line in f if line.split()[:1] == ["port:"]})
 
     def stop(self):
         folder = os.path.join(WORKDIR, "clusters", self.name)
