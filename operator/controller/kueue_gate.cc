@@ -15,6 +15,7 @@
 #include "operator/policy/conditions.h"
 #include "operator/policy/desired_objects.h"
 #include "operator/queueing/admission.h"
+#include "operator/queueing/topology.h"
 #include "operator/queueing/workload.h"
 #include "operator/queueing/workload_status.h"
 
@@ -186,6 +187,15 @@ bool KueuePass::BuildWanted(Pass& p, std::optional<json>* wanted) {
       const int32_t min_count = type == api::ReplicaType::kWorker && p.job.spec.elastic_policy
                                     ? p.job.spec.elastic_policy->min_replicas
                                     : 0;
+      // A topology request Kueue's own job webhooks would refuse fails the job, named.
+      if (absl::StatusOr<std::optional<json>> topology =
+              queueing::TopologyRequest(r.pod, spec.replicas, p.job.kind->labels.replica_index);
+          !topology.ok()) {
+        deps_.actions->FailInvalid(p, absl::InvalidArgumentError(absl::StrCat(
+                                          "spec.replicaSpecs.", api::ReplicaTypeKey(type),
+                                          ".template: ", topology.status().message())));
+        return false;
+      }
       pod_sets.push_back(
           {std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod, min_count});
       break;

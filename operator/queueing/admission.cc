@@ -96,6 +96,14 @@ absl::StatusOr<std::map<std::string, PodSetInfo>> PodSetInfos(const json& worklo
       info.count = c->get<int32_t>();
     }
     info.labels["kueue.x-k8s.io/podset"] = name;
+    // Placed by topology: Kueue's TopologyUngater finds the pods by their Workload and PodSet,
+    // then lifts the gate and pins each to its domain (docs/notes/kueue-topology.md).
+    if (a.contains("topologyAssignment")) {
+      info.scheduling_gates.push_back(kTopologyGate);
+      info.annotations[kWorkloadAnnotation] =
+          ObjectMember(workload, "metadata").value("name", std::string());
+      info.topology = true;
+    }
     if (!queue.empty()) info.labels["kueue.x-k8s.io/local-queue-name"] = queue;
     if (!cluster_queue.empty()) info.labels["kueue.x-k8s.io/cluster-queue-name"] = cluster_queue;
     std::set<std::string> seen;
@@ -157,6 +165,15 @@ absl::Status ApplyPodSetInfo(const PodSetInfo& info, json* pod) {
   }
   for (const std::string& g : info.scheduling_gates) {
     spec["schedulingGates"].push_back({{"name", g}});
+  }
+  // A pod Kueue places by topology that asked for none (every flavour of its ClusterQueue has a
+  // topology) says so: Kueue counts the capacity of pods without a topology annotation twice.
+  if (info.topology) {
+    const json& annotations = meta["annotations"];
+    if (!annotations.contains(kRequiredTopology) && !annotations.contains(kPreferredTopology) &&
+        !annotations.contains(kUnconstrainedTopology)) {
+      meta["annotations"][kUnconstrainedTopology] = "true";
+    }
   }
   return absl::OkStatus();
 }

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "operator/queueing/queue_reason.h"
+#include "operator/queueing/topology.h"
 
 namespace disttrain::queueing {
 
@@ -86,6 +87,10 @@ struct PodSetInfo {
   std::map<std::string, std::string> node_selector, labels, annotations;
   nlohmann::json tolerations = nlohmann::json::array();
   std::vector<std::string> scheduling_gates;
+  // Kueue placed the PodSet by topology (its assignment has a topologyAssignment): its pods are
+  // created gated (kTopologyGate) with the Workload's name (kWorkloadAnnotation), and without a
+  // topology annotation of their own get the unconstrained one.
+  bool topology = false;
 };
 
 // A ResourceFlavor by name, or nullptr when it does not exist.

@@ -72,6 +72,8 @@ struct Priority {
 // holding the pod's scheduling-relevant spec: containers with their requests, init containers,
 // node selector, affinity, tolerations, priority class, overhead), and minCount where a role can
 // run with fewer (the Worker role of a job with an elasticPolicy).
+// The job's Workload. Each PodSet's topologyRequest is TopologyRequest's (topology.h; checked
+// beforehand).
 nlohmann::json BuildWorkload(const api::DistributedTraining& job,
                              const std::vector<PodSetInput>& pod_sets,
                              const std::optional<Priority>& priority);

@@ -21,6 +21,9 @@ from operator_process import OperatorProcess
 OPERATOR = None
 KUEUE = None
 FLAVOR_NODES = {"a": "kueue-gpu-a-0", "b": "kueue-gpu-b-0"}
+TAS_BLOCK, TAS_RACK = "topology.example.com/block", "topology.example.com/rack"
+# Two racks of two hosts, 4 GPUs each, for topology-aware scheduling: node -> its rack.
+TAS_NODES = {f"kueue-tas-r{r}-h{h}": f"r{r}" for r in (1, 2) for h in (1, 2)}
 
 
 def setUpModule():
@@ -39,12 +42,20 @@ def setUpModule():
         if kind == "b":  # only pods that tolerate it land on a b node
             node["spec"]["taints"] = [{"key": "disttrain.io/gpu-kind", "value": "b", "effect": "NoSchedule"}]
         nodes.append(node)
+    for name, rack in TAS_NODES.items():
+        capacity = {"cpu": "16", "memory": "64Gi", "pods": "110", GPU: "4"}
+        nodes.append({"apiVersion": "v1", "kind": "Node",
+                      "metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                                   "labels": {"kubernetes.io/hostname": name, "type": "kwok-tas",
+                                              TAS_BLOCK: "b1", TAS_RACK: rack}},
+                      "spec": {}, "status": {"allocatable": capacity, "capacity": capacity}})
     apply({"apiVersion": "v1", "kind": "List", "items": nodes})
     kubectl("wait", "--for=condition=Ready", "node", "-l", "type=kwok-flavor", "--timeout=60s")
+    kubectl("wait", "--for=condition=Ready", "node", "-l", "type=kwok-tas", "--timeout=60s")
 
 
 def tearDownModule():
-    kubectl("delete", "node", *FLAVOR_NODES.values(), "--ignore-not-found", check=False)
+    kubectl("delete", "node", *FLAVOR_NODES.values(), *TAS_NODES, "--ignore-not-found", check=False)
     code = OPERATOR.stop()
     KUEUE.stop()
     KUEUE.uninstall()
@@ -199,6 +210,47 @@ class KueueTest(KueueCase):
             admitted = self.condition(name, "Queued")
             self.assertEqual((admitted["status"], admitted["reason"]), ("False", "Admitted"))
             self.wait_state(name, "Running", timeout=30)
+
+    def test_a_job_whose_ps_and_workers_must_share_a_rack_lands_in_one_and_one_too_wide_waits(self):
+        # Kueue's topology-aware scheduling (docs/notes/kueue-topology.md): block > rack > host on
+        # four simulated nodes of 4 GPUs, two racks; the job's ps and workers ask for one rack.
+        topology = f"topo-{self.id}"
+        self.cluster_object({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": topology},
+                             "spec": {"levels": [{"nodeLabel": TAS_BLOCK}, {"nodeLabel": TAS_RACK},
+                                                 {"nodeLabel": "kubernetes.io/hostname"}]}})
+        tas = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": f"tas-{self.id}"},
+               "spec": {"nodeLabels": {"type": "kwok-tas"}, "topologyName": topology}}
+        # More quota than the nodes hold: what stops a job here is the topology, not the quota.
+        self.queue_setup(gpus=[32], flavors=[tas])
+
+        def in_one_rack(role, group="ps-workers"):
+            role["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] = TAS_RACK
+            if group:
+                role["template"]["metadata"]["annotations"]["kueue.x-k8s.io/podset-group-name"] = group
+            return role
+
+        apply(queued(job("rack", PS=in_one_rack(gpu_role(1, 0)), Worker=in_one_rack(gpu_role(3, 2))), "lq"),
+              self.ns)
+        request = wait_until("the Workload", lambda: self.workload("rack"))["spec"]["podSets"]
+        self.assertEqual({p["name"]: p.get("topologyRequest") for p in request}, {
+            role: {"required": TAS_RACK, "podSetGroupName": "ps-workers",
+                   "podIndexLabel": "disttrain.io/replica-index"} for role in ("ps", "worker")})
+        wait_until("rack's four pods placed", lambda: len(self.pods("rack")) == 4 and all(
+            p["spec"].get("nodeName") for p in self.pods("rack")), timeout=60)
+        racks = {TAS_NODES[p["spec"]["nodeName"]] for p in self.pods("rack")}
+        self.assertEqual(len(racks), 1, f"ps and workers across racks: {racks}")
+        for p in self.pods("rack"):
+            self.assertEqual(p["metadata"]["annotations"]["kueue.x-k8s.io/workload"], self.workload("rack")["metadata"]["name"])
+            self.assertFalse(p["spec"].get("schedulingGates"), "Kueue's ungater lifted the topology gate")
+        self.wait_state("rack", "Running", timeout=30)
+
+        # 3 workers of 4 GPUs fit the quota but no rack (8 GPUs each): the job waits, saying why.
+        apply(queued(job("wide", Worker=in_one_rack(gpu_role(3, 4), group=None)), "lq"), self.ns)
+        queued_condition = wait_until("wide to wait for a rack", lambda: (self.condition("wide", "Queued") or {}).get(
+            "message", "").find("topology") >= 0 and self.condition("wide", "Queued"), timeout=60)
+        self.assertEqual((queued_condition["status"], queued_condition["reason"]), ("True", "Pending"))
+        self.assertIn("couldn't assign flavors to pod set worker", queued_condition["message"])
+        self.assertEqual(self.pods("wide"), [])
 
     def test_preempted_job_stops_within_its_grace_is_requeued_and_finishes_without_restarts(self):
         self.queue_setup(gpus=4, preemption={"withinClusterQueue": "LowerPriority"})

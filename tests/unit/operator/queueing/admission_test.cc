@@ -204,5 +204,34 @@ TEST(PartialWorkersTest, OnlyBetweenOneAndFewerThanWanted) {
   EXPECT_EQ(PartialWorkers(admission, 4), 2);
 }
 
+// A PodSet Kueue placed by topology: its pods are created gated, with the Workload's name, for
+// Kueue's TopologyUngater; one that asked for no topology says so (unconstrained).
+TEST(PodSetInfoTest, APodSetPlacedByTopologyIsGatedForKueuesUngater) {
+  json wl = Admitted();
+  wl["metadata"]["name"] = "job-dist-abc";
+  wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"] = {
+      {"levels", {"kubernetes.io/hostname"}},
+      {"slices", {{{"domainCount", 1}, {"valuesPerLevel", {{{"universal", "n1"}}}}}}}};
+  absl::StatusOr<std::map<std::string, PodSetInfo>> infos = PodSetInfos(wl, Flavors);
+  ASSERT_TRUE(infos.ok()) << infos.status();
+  const std::string placed = wl["status"]["admission"]["podSetAssignments"][0]["name"];
+  const PodSetInfo& info = infos->at(placed);
+  EXPECT_TRUE(info.topology);
+  json pod = {{"metadata", {{"labels", json::object()}}}, {"spec", json::object()}};
+  ASSERT_TRUE(ApplyPodSetInfo(info, &pod).ok());
+  EXPECT_EQ(pod["spec"]["schedulingGates"],
+            json::parse(R"([{"name": "kueue.x-k8s.io/topology"}])"));
+  EXPECT_EQ(pod["metadata"]["annotations"]["kueue.x-k8s.io/workload"], "job-dist-abc");
+  EXPECT_EQ(pod["metadata"]["annotations"]["kueue.x-k8s.io/podset-unconstrained-topology"], "true");
+  EXPECT_EQ(pod["metadata"]["labels"]["kueue.x-k8s.io/podset"], placed);
+  json asked = {{"metadata", {{"annotations", {{kRequiredTopology, "rack"}}}}},
+                {"spec", json::object()}};
+  ASSERT_TRUE(ApplyPodSetInfo(info, &asked).ok());
+  EXPECT_FALSE(asked["metadata"]["annotations"].contains(kUnconstrainedTopology));
+  for (const auto& [name, other] : *infos) {
+    if (name != placed) EXPECT_FALSE(other.topology) << name;
+  }
+}
+
 }  // namespace
 }  // namespace disttrain::queueing
