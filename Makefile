@@ -10,7 +10,7 @@ TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
 
-.PHONY: test-prereqs lane-fetch cuda-build deps tools tools-cluster kueue peer configure build bins images test unit check e2e sanitize demo demo-images cluster-up cluster-down release-bins bench bench-tf bench-sparse bench-recsys bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-lost-node bench-schemes cuda format clean help
+.PHONY: test-prereqs lane-fetch cuda-build deps tools tools-cluster kueue peer configure build bins images test unit check e2e sanitize demo demo-images cluster-up cluster-down release-bins bench bench-tf bench-sparse bench-recsys bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-startup bench-lost-node bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -142,6 +142,11 @@ bench-peer: tools peer cluster-up ## Our operator against Kubeflow's training-op
 
 bench-lost-node: build tools peer cluster-up ## A node lost under a job: pods replaced, ours (30 s, 300 s) against the peer (docs/operations.md; ~20 min).
 	@python3 bench/lost_node.py --runs 3 --long-runs 1
+
+bench-startup: tools cluster-up ## apply to every pod Running for a 7-pod job beside 0 and 100 running jobs: p50, p99, the operator's share (docs/operations.md).
+	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
+	@cmake --build $(BUILD_DIR)/release --target disttrain-operator >/dev/null
+	@DISTTRAIN_BIN=$(BUILD_DIR)/release/bin python3 bench/startup_bench.py --others 0,100 --runs 20
 
 bench-scale: tools peer cluster-up ## 10,000 jobs x 7 pods on 40 simulated nodes, the bare client on the same jobs, the peer on 1,000 (docs/operations.md; hours here).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
