@@ -85,7 +85,9 @@ def main():
                 print(json.dumps({"other_jobs": count, "other_state": "running", "runs": a.runs,
                                   "total_p50_s": round(p50, 3), "total_p99_s": round(p99, 3),
                                   "operator_p50_s": round(c50, 3), "operator_p99_s": round(c99, 3),
-                                  "operator_share_p50": round(c50 / p50, 3)}), flush=True)
+                                  "operator_share_p50": round(c50 / p50, 3),
+                                  "totals_s": [round(t, 2) for t in totals],
+                                  "operator_s": [round(c, 2) for c in created]}), flush=True)
             watcher.stop()
     finally:
         code = operator.stop()
