@@ -188,16 +188,16 @@ bool KueuePass::BuildWanted(Pass& p, std::optional<json>* wanted) {
                                     ? p.job.spec.elastic_policy->min_replicas
                                     : 0;
       // A topology request Kueue's own job webhooks would refuse fails the job, named.
-      if (absl::StatusOr<std::optional<json>> topology =
-              queueing::TopologyRequest(r.pod, spec.replicas, p.job.kind->labels.replica_index);
-          !topology.ok()) {
+      absl::StatusOr<std::optional<json>> topology =
+          queueing::TopologyRequest(r.pod, spec.replicas, p.job.kind->labels.replica_index);
+      if (!topology.ok()) {
         deps_.actions->FailInvalid(p, absl::InvalidArgumentError(absl::StrCat(
                                           "spec.replicaSpecs.", api::ReplicaTypeKey(type),
                                           ".template: ", topology.status().message())));
         return false;
       }
-      pod_sets.push_back(
-          {std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod, min_count});
+      pod_sets.push_back({std::string(api::ReplicaTypeRole(type)), spec.replicas, r.pod, min_count,
+                          *std::move(topology)});
       break;
     }
   }

@@ -12,7 +12,6 @@
 #include "absl/strings/str_join.h"
 #include "common/json_members.h"
 #include "operator/api/labels.h"
-#include "operator/queueing/topology.h"
 
 namespace disttrain::queueing {
 namespace {
@@ -95,9 +94,7 @@ json BuildWorkload(const api::DistributedTraining& job, const std::vector<PodSet
     if (in.count <= 0) continue;
     json set = {{"name", in.name}, {"count", in.count}, {"template", TemplateOf(in.pod)}};
     if (in.min_count > 0 && in.min_count < in.count) set["minCount"] = in.min_count;
-    absl::StatusOr<std::optional<json>> topology =
-        TopologyRequest(in.pod, in.count, job.kind->labels.replica_index);
-    if (topology.ok() && topology->has_value()) set["topologyRequest"] = **std::move(topology);
+    if (in.topology_request) set["topologyRequest"] = *in.topology_request;
     sets.push_back(std::move(set));
   }
   json labels = {{api::kLabelManagedBy, api::kManagedByValue},

@@ -58,6 +58,8 @@ struct PodSetInput {
   // The fewest pods the role can run with (Kueue's partial admission: it admits between
   // min_count and count when count does not fit); 0 or count: all of them. One PodSet at most.
   int32_t min_count = 0;
+  // The PodSet's topologyRequest (topology.h: TopologyRequest), when the role asks for one.
+  std::optional<nlohmann::json> topology_request;
 };
 
 // The WorkloadPriorityClass named by the job's kueue.x-k8s.io/priority-class label.
@@ -72,8 +74,7 @@ struct Priority {
 // holding the pod's scheduling-relevant spec: containers with their requests, init containers,
 // node selector, affinity, tolerations, priority class, overhead), and minCount where a role can
 // run with fewer (the Worker role of a job with an elasticPolicy).
-// The job's Workload. Each PodSet's topologyRequest is TopologyRequest's (topology.h; checked
-// beforehand).
+// The job's Workload.
 nlohmann::json BuildWorkload(const api::DistributedTraining& job,
                              const std::vector<PodSetInput>& pod_sets,
                              const std::optional<Priority>& priority);

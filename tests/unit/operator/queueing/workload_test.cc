@@ -72,6 +72,16 @@ TEST(WorkloadTest, AnElasticRoleHasAMinCountForPartialAdmission) {
       Matches(wl, BuildWorkload(Job(), {{"chief", 1, Pod("1")}, {"worker", 5, Pod("2"), 3}}, {})));
 }
 
+TEST(WorkloadTest, ARoleThatAsksForATopologyCarriesItsRequest) {
+  const json request = {{"required", "rack"}, {"podIndexLabel", "disttrain.io/replica-index"}};
+  json wl = BuildWorkload(Job(), {{"ps", 1, Pod("1")}, {"worker", 3, Pod("2"), 0, request}}, {});
+  EXPECT_FALSE(wl["spec"]["podSets"][0].contains("topologyRequest"));
+  EXPECT_EQ(wl["spec"]["podSets"][1]["topologyRequest"], request);
+  // It is part of what Kueue admits: a changed request replaces the Workload.
+  EXPECT_FALSE(
+      Matches(wl, BuildWorkload(Job(), {{"ps", 1, Pod("1")}, {"worker", 3, Pod("2")}}, {})));
+}
+
 TEST(WorkloadTest, MatchesUntilReplicasResourcesQueueOrPriorityChange) {
   const json base = BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, std::nullopt);
   EXPECT_TRUE(Matches(base, BuildWorkload(Job(), {{"worker", 2, Pod("1")}}, std::nullopt)));
