@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "operator/api/labels.h"
 #include "operator/api/validation.h"
+#include "operator/controller/internal/kueue_pass.h"
 #include "operator/controller/internal/reconcile_pass.h"
 #include "operator/kube/errors.h"
 #include "operator/policy/conditions.h"
@@ -27,7 +28,6 @@ using ::disttrain::policy::DesiredObjects;
 using ::disttrain::policy::FindCondition;
 using ::disttrain::policy::IsFinished;
 using ::disttrain::policy::IsTrue;
-using ::disttrain::policy::kCreated;
 using ::disttrain::policy::kFailed;
 using ::disttrain::policy::kQueued;
 using ::disttrain::policy::kRestarting;
@@ -73,58 +73,7 @@ absl::Status RemoveFinalizer(kube::KubeClient* client, const std::string& ns,
   return kube::IsNotFound(s) ? absl::OkStatus() : s;
 }
 
-// One pass of a job sent to a LocalQueue: its Workload as cached (null: none yet), what every
-// role's pods carry once admitted, whether its quota goes back (once no pod is left).
-class KueuePass : public QueuePass {
- public:
-  KueuePass(const KueueGateDeps& deps, Pass& p);
-
-  bool Suspend(Pass& p) override { return SetActive(p, false); }
-  bool Admit(Pass& p) override;
-  absl::Status ShapePod(api::ReplicaType type, json* pod) const override;
-  void AfterWrite(Pass& p) override;
-  void Forward(Pass& p) override;
-
- private:
-  // Spec.active of its Workload: false deactivates it (Kueue evicts it, and its quota goes back
-  // once the pods are gone); true activates it again (only on a resume: a Workload an admin
-  // deactivated stays so, and its job Queued). False when the write failed.
-  bool SetActive(Pass& p, bool active);
-  bool Admitted(Pass& p);
-  // The Workload Kueue would admit for the job as it is now (every pod built to count it);
-  // false when the job cannot be built (it is then failed as invalid).
-  bool BuildWanted(Pass& p, std::optional<json>* wanted);
-  // Whether the job's Workload still stands for the job as it is now: built from this
-  // generation, queue and priority class, or with the same PodSets (all of it while no quota is
-  // reserved). A Workload that does not is replaced, as Kueue's job controllers do. nullopt: the
-  // Workload the job wants cannot be built (the job is failed for it).
-  std::optional<bool> StandsForJob(Pass& p, const WorkloadState& st);
-  // Not admitted (yet, or again after an eviction): no pod runs; the Queued condition says why.
-  // `quiet`: no event (another one of the pass says it).
-  void Hold(Pass& p, const queueing::Waiting& why, bool quiet = false);
-  bool Create(Pass& p, const json& wanted);
-  // MultiKueue's copy of a job: adopts the Workload it prebuilt (kueue.x-k8s.io/prebuilt-
-  // workload-name) once it exists and matches the job (`build_wanted` fills `wanted`); fails the
-  // job when it does not match. False: the job waits.
-  bool Adopt(Pass& p, const std::string& name, const std::function<bool()>& build_wanted,
-             const std::optional<json>& wanted);
-  void Delete(Pass& p, const json& workload, const std::string& why);
-  // In MultiKueue's manager cluster, until a worker's copy holds the quota (MultiKueue mirrors
-  // no status before): the job's Queued condition says why it waits.
-  void SayWhyDispatchWaits(Pass& p, bool just_created);
-
-  const KueueGateDeps& deps_;
-  // spec.managedBy kueue.x-k8s.io/multikueue: the manager cluster's copy; this operator makes
-  // its Workload only (Forward).
-  const bool multikueue_manager_;
-  const bool prebuilt_;  // MultiKueue's copy: its Workload is prebuilt, to adopt, never made
-  const std::string workload_name_;  // the one the job's Workload has (JobWorkloadName)
-  std::vector<std::shared_ptr<const json>> workloads_;  // every one the job owns
-  std::shared_ptr<const json> workload_;
-  std::optional<std::map<std::string, queueing::PodSetInfo>> admission_;
-  bool release_quota_ = false;
-  bool replacing_ = false;  // the job's Workload of its own name is being deleted
-};
+}  // namespace
 
 KueuePass::KueuePass(const KueueGateDeps& deps, Pass& p)
     : deps_(deps),
@@ -482,108 +431,6 @@ void KueuePass::AfterWrite(Pass& p) {
                                          " gave its quota back and is queued again"));
   }
 }
-
-void KueuePass::Forward(Pass& p) {
-  // A change Kueue must admit again (replicas, resources, queue) replaces the Workload, as
-  // Kueue's own job controllers do for a job MultiKueue dispatches: MultiKueue deletes the
-  // worker's copy with the old Workload and dispatches the job as it is now with the new one
-  // (its adapter never updates a copy, so a kept Workload would leave the worker running the
-  // old spec).
-  if (workload_ != nullptr) {
-    const WorkloadState st = queueing::ReadWorkload(*workload_);
-    if (!st.finished && StandsForJob(p, st) == false) {
-      Delete(p, *workload_, "the job's replicas, resources or queue changed");
-      workload_ = nullptr;
-      replacing_ = true;  // the next Workload once this one is gone
-      p.Requeue(absl::Seconds(1));
-    }
-  }
-  bool created = false;
-  if (workload_ == nullptr && !replacing_) {
-    std::optional<json> wanted;
-    if (BuildWanted(p, &wanted) && Create(p, *wanted)) {
-      created = true;
-      p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", workload_name_,
-                                             " for MultiKueue to dispatch the job to a worker "
-                                             "cluster; no pod runs in this one"));
-    }
-  }
-  SayWhyDispatchWaits(p, created);
-}
-
-void KueuePass::SayWhyDispatchWaits(Pass& p, bool just_created) {
-  // Once the Workload is admitted (a worker's copy reserved the quota) MultiKueue mirrors that
-  // copy's status into the job, the end included; a pass from a stale cache cannot overwrite
-  // the mirror (the status write is conditional on the job's resourceVersion).
-  if (IsFinished(p.status)) return;
-  queueing::Waiting why;
-  if (workload_ != nullptr) {
-    const WorkloadState st = queueing::ReadWorkload(*workload_);
-    if (st.finished || (st.admitted && !st.evicted)) return;
-    why = queueing::WhyWaiting(st, workload_name_, queueing::QueueName(p.job));
-  } else if (replacing_) {
-    why = {QueueReason::kWorkloadReplaced,
-           absl::StrCat("the job changed, so Kueue admits it again: Workload ", workload_name_,
-                        " is replaced")};
-  } else if (just_created) {
-    why = queueing::WhyWaiting({}, workload_name_, queueing::QueueName(p.job));
-  } else {
-    return;  // its create failed: retried, or the job failed with Kueue's answer
-  }
-  if (!FindCondition(p.status, kCreated)) {
-    SetCondition(&p.status, kCreated, true, "JobCreated", "the job was accepted", p.now);
-  }
-  Hold(p, why, /*quiet=*/just_created);
-  // An evicted copy's counts, mirrored before MultiKueue deleted it: no pod runs now.
-  p.status.replica_statuses.clear();
-  deps_.actions->UpdateCounts(p);
-}
-
-bool KueuePass::Adopt(Pass& p, const std::string& name, const std::function<bool()>& build_wanted,
-                      const std::optional<json>& wanted) {
-  const std::string& ns = p.job.metadata.namespace_name;
-  // Not in the cache until adopted (the informer watches the operator's own Workloads).
-  absl::StatusOr<json> prebuilt = deps_.client->Get(kube::kWorkloads, ns, name);
-  if (kube::IsNotFound(prebuilt.status())) {
-    p.Requeue(KueueGate::kRetry);
-    Hold(p, {QueueReason::kWaitingForWorkload,
-             absl::StrCat("waiting for the prebuilt Workload ", name, " (label ",
-                          queueing::kPrebuiltWorkloadLabel, ") to exist")});
-    return false;
-  }
-  if (!prebuilt.ok()) {
-    p.Error("FailedGetWorkload", prebuilt.status());
-    return false;
-  }
-  if (!build_wanted()) return false;
-  if (std::string differ = queueing::PodSetsDiffer(*prebuilt, *wanted); !differ.empty()) {
-    deps_.actions->Finish(
-        p, false, "WorkloadOutOfSync",
-        absl::StrCat("the prebuilt Workload ", name, " does not match the job: ", differ));
-    return false;
-  }
-  absl::StatusOr<json> patch = queueing::AdoptPatch(*prebuilt, *wanted);
-  if (!patch.ok()) {
-    p.Requeue(KueueGate::kRetry);
-    Hold(p, {QueueReason::kWorkloadNotAdoptable, std::string(patch.status().message())});
-    return false;
-  }
-  if (absl::Status s =
-          deps_.client->Patch(kube::kWorkloads, ns, name, kube::PatchType::kMerge, *patch);
-      !s.ok()) {
-    p.Error("FailedUpdateWorkload", s);
-    return false;
-  }
-  p.Note("AdoptedWorkload", absl::StrCat("adopted the prebuilt Workload ", name));
-  p.Requeue(absl::Seconds(1));  // the informer shows it now; its add queues no pass
-  Hold(p,
-       {QueueReason::kWaitingForAdmission,
-        absl::StrCat("waiting for Kueue to admit the prebuilt Workload ", name)},
-       /*quiet=*/true);
-  return false;
-}
-
-}  // namespace
 
 bool KueueGate::Serves(const api::DistributedTraining& job) const {
   return job.spec.managed_by == queueing::kMultiKueueManager &&

@@ -4,8 +4,8 @@
 // learns PodsReady, reclaimablePods and Finished from the job. MultiKueue, both ends: in the
 // manager cluster a job with spec.managedBy kueue.x-k8s.io/multikueue gets its Workload and
 // nothing else (Forward); in a worker cluster the copy MultiKueue made adopts the Workload
-// MultiKueue prebuilt for it. What Kueue's objects say is read by operator/queueing/; see
-// docs/kueue.md. Thread-safe.
+// MultiKueue prebuilt for it (kueue_gate_multikueue.cc). What Kueue's objects say is read by
+// operator/queueing/; see docs/kueue.md. Thread-safe.
 #ifndef DISTTRAIN_OPERATOR_CONTROLLER_KUEUE_GATE_H_
 #define DISTTRAIN_OPERATOR_CONTROLLER_KUEUE_GATE_H_
 
@@ -55,7 +55,6 @@ class KueueGate : public QueueGate {
   std::optional<absl::Duration> JobGone(const std::string& key) override;
 
  private:
-  friend class KueuePass;
   const KueueGateDeps deps_;
 };
 
