@@ -24,6 +24,7 @@ using nlohmann::json;
 using testing::Harness;
 using testing::JobJson;
 using testing::kAllPods;
+using testing::ScaleWorkers;
 
 TEST(JobReconcilerTest, CreatesEveryPodAndTheServiceOfANewJob) {
   Harness h;
@@ -224,14 +225,6 @@ TEST(JobReconcilerTest, APodEvictedFromALostNodeIsRemovedAndItsReplicaCreatedAga
   EXPECT_EQ(h.events.Count("PodOfLostNodeRemoved"), 1);
 }
 
-void ScaleWorkers(Harness& h, int replicas) {
-  absl::StatusOr<json> job = h.client.Get(kube::kDistributedTrainings, "default", "dist");
-  ASSERT_TRUE(job.ok());
-  (*job)["spec"]["replicaSpecs"]["Worker"]["replicas"] = replicas;
-  (*job)["metadata"]["generation"] = (*job)["metadata"]["generation"].get<int>() + 1;
-  h.client.Put(kube::kDistributedTrainings, *job);
-}
-
 TEST(JobReconcilerTest, ScalingWorkersAddsAndRemovesWorkerPodsOnly) {
   Harness h;
   ASSERT_TRUE(h.Pass().ok());
@@ -298,60 +291,6 @@ TEST(JobReconcilerTest, DeletesAFinishedJobAfterItsTtl) {
   h.clock.Advance(absl::Seconds(31));
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_FALSE(h.client.Get(kube::kDistributedTrainings, "default", "dist").ok());
-}
-
-// A running gang job's PodGroup follows its spec, as the training-operator's does: a PodGroup
-// only ever created kept its first minMember, so lowering minAvailable never released a gang that
-// waits, and scaling the workers left the gang the old size.
-json PodGroup(Harness& h) {
-  std::vector<json> groups = h.client.Objects(kube::kVolcanoPodGroups);
-  return groups.size() == 1 ? groups[0] : json();
-}
-
-void SetMinAvailable(Harness& h, int n) {
-  absl::StatusOr<json> job = h.client.Get(kube::kDistributedTrainings, "default", "dist");
-  ASSERT_TRUE(job.ok());
-  (*job)["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] = n;
-  (*job)["metadata"]["generation"] = (*job)["metadata"]["generation"].get<int>() + 1;
-  h.client.Put(kube::kDistributedTrainings, *job);
-}
-
-TEST(JobReconcilerTest, APodGroupFollowsTheJobsMinAvailableAndWorkers) {
-  Harness h(JobJson({{"schedulingPolicy", {{"minAvailable", 4}}}}));
-  ASSERT_TRUE(h.Pass().ok());
-  ASSERT_EQ(PodGroup(h)["spec"]["minMember"], 4);
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.Requests("patch", "podgroups"), 0) << "nothing changed: no write";
-  SetMinAvailable(h, 2);
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(PodGroup(h)["spec"]["minMember"], 2) << "lowering minAvailable releases the gang";
-  EXPECT_EQ(h.events.Count("UpdatedPodGroup"), 1);
-  h.client.ClearActions();
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.Requests("patch", "podgroups"), 0) << "updated once per change";
-}
-
-TEST(JobReconcilerTest, ScalingAGangJobsWorkersResizesItsPodGroup) {
-  Harness h(JobJson({{"schedulingPolicy", json::object()}}));
-  ASSERT_TRUE(h.Pass().ok());
-  ASSERT_EQ(PodGroup(h)["spec"]["minMember"], 4);  // every replica by default
-  ScaleWorkers(h, 4);
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(PodGroup(h)["spec"]["minMember"], 6);
-  EXPECT_EQ(h.PodNames().size(), 6u);
-}
-
-TEST(JobReconcilerTest, AFailedPodGroupUpdateIsRetriedAfterTheStatusMovedOn) {
-  Harness h(JobJson({{"schedulingPolicy", {{"minAvailable", 4}}}}));
-  ASSERT_TRUE(h.Pass().ok());
-  SetMinAvailable(h, 3);
-  h.client.FailNext("patch", "podgroups", absl::UnavailableError("injected"));
-  EXPECT_FALSE(h.Pass().ok());
-  EXPECT_EQ(h.events.Count("FailedUpdatePodGroup"), 1);
-  EXPECT_EQ(PodGroup(h)["spec"]["minMember"], 4);
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(PodGroup(h)["spec"]["minMember"], 3);
-  EXPECT_EQ(h.reconciler->expectations().jobs(), 0u) << "nothing kept once it caught up";
 }
 
 }  // namespace

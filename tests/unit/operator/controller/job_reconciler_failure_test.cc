@@ -21,6 +21,7 @@ using ::disttrain::policy::kSuspended;
 namespace {
 
 using nlohmann::json;
+using testing::GangJob;
 using testing::Harness;
 using testing::JobJson;
 using testing::kAllPods;
@@ -207,85 +208,6 @@ TEST(JobReconcilerFailureTest, ATtlDeleteThatFailsIsRetried) {
   EXPECT_FALSE(h.client.Get(kube::kDistributedTrainings, "default", "dist").ok());
 }
 
-json GangJob() {
-  json job = JobJson();
-  job["spec"]["runPolicy"]["schedulingPolicy"] = json::object();
-  return job;
-}
-
-TEST(JobReconcilerFailureTest, NoPodIsCreatedBeforeItsPodGroup) {
-  Harness h(GangJob());
-  h.client.FailNext("create", "podgroups", Unavailable());
-  EXPECT_FALSE(h.Pass().ok());
-  EXPECT_TRUE(h.PodNames().empty());
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.client.Objects(kube::kVolcanoPodGroups).size(), 1u);
-  EXPECT_EQ(h.PodNames().size(), 4u);
-}
-
-// kube-scheduler's own gangs: the Workload, then its PodGroup, then the pods that name it.
-TEST(JobReconcilerFailureTest, AKubernetesGangsWorkloadAndPodGroupComeBeforeItsPods) {
-  Harness h(GangJob());
-  ReconcilerDeps deps = h.Deps();
-  deps.build.gang_scheduler = policy::GangScheduler::kKubernetes;
-  h.reconciler = std::make_unique<JobReconciler>(deps);
-  ASSERT_TRUE(h.Pass().ok());
-  ASSERT_EQ(h.client.Objects(kube::kSchedulingWorkloads).size(), 1u);
-  ASSERT_EQ(h.client.Objects(kube::kSchedulingPodGroups).size(), 1u);
-  EXPECT_TRUE(h.client.Objects(kube::kVolcanoPodGroups).empty());
-  std::vector<std::string> creates;
-  for (const auto& a : h.client.actions()) {
-    if (a.verb == "create") creates.push_back(a.resource);
-  }
-  ASSERT_GE(creates.size(), 3u);
-  EXPECT_EQ(creates[0], "workloads");
-  EXPECT_EQ(creates[1], "podgroups");
-  EXPECT_EQ(h.PodNames().size(), 4u);
-  for (const json& pod : h.client.Objects(kube::kPods)) {
-    EXPECT_EQ(pod["spec"]["schedulingGroup"]["podGroupName"], "dist");
-  }
-  EXPECT_EQ(h.events.Count("SuccessfulCreateGangWorkload"), 1);
-  EXPECT_EQ(h.events.Count("SuccessfulCreatePodGroup"), 1);
-}
-
-TEST(JobReconcilerFailureTest, WithoutTheWorkloadApiAKubernetesGangRunsUngangedAndWarnsOnce) {
-  Harness h(GangJob());
-  ReconcilerDeps deps = h.Deps();
-  deps.build.gang_scheduler = policy::GangScheduler::kKubernetes;
-  h.reconciler = std::make_unique<JobReconciler>(deps);
-  h.client.FailNext("create", "workloads", absl::NotFoundError("the server could not find it"));
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.events.Count("PodGroupUnavailable"), 1);
-  EXPECT_EQ(h.Requests("create", "podgroups"), 0) << "the same API: not asked again";
-  EXPECT_EQ(h.PodNames().size(), 4u);
-}
-
-// The NetworkPolicy comes first: no pod of the job runs unprotected, not even for a pass.
-TEST(JobReconcilerFailureTest, NoPodIsCreatedBeforeItsNetworkPolicy) {
-  Harness h;
-  h.client.FailNext("create", "networkpolicies", Unavailable());
-  EXPECT_FALSE(h.Pass().ok());
-  EXPECT_TRUE(h.PodNames().empty());
-  EXPECT_EQ(h.events.Count("FailedCreateNetworkPolicy"), 1);
-  ASSERT_TRUE(h.Pass().ok());
-  ASSERT_EQ(h.client.Objects(kube::kNetworkPolicies).size(), 1u);
-  EXPECT_EQ(h.client.Objects(kube::kNetworkPolicies)[0]["metadata"]["name"], "dist");
-  EXPECT_EQ(h.events.Count("SuccessfulCreateNetworkPolicy"), 1);
-  EXPECT_EQ(h.PodNames().size(), 4u);
-  h.client.ClearActions();
-  ASSERT_TRUE(h.Pass().ok());  // pods exist: the policy is not asked for again
-  EXPECT_EQ(h.Requests("create", "networkpolicies"), 0);
-}
-
-TEST(JobReconcilerFailureTest, AJobThatTurnsItOffGetsNoNetworkPolicy) {
-  json job = JobJson();
-  job["spec"]["networkPolicy"] = {{"enabled", false}};
-  Harness h(job);
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.Requests("create", "networkpolicies"), 0);
-  EXPECT_EQ(h.PodNames().size(), 4u);
-}
-
 // What the reconciler remembers of a job goes with the job: a gang job that failed to create
 // pods, finished (its PodGroup deleted) and was deleted leaves nothing behind.
 TEST(JobReconcilerFailureTest, ADeletedJobLeavesNothingInTheReconcilersMemory) {
@@ -300,67 +222,6 @@ TEST(JobReconcilerFailureTest, ADeletedJobLeavesNothingInTheReconcilersMemory) {
   ASSERT_TRUE(h.client.Delete(kube::kDistributedTrainings, "default", "dist", {}).ok());
   ASSERT_TRUE(h.Pass().ok());
   EXPECT_EQ(h.reconciler->expectations().jobs(), 0u);
-}
-
-// spec.tls: the Secret comes before the pods that mount it, once; the job keeps it.
-TEST(JobReconcilerFailureTest, ATlsJobsSecretIsCreatedBeforeItsPods) {
-  json job = JobJson();
-  job["spec"]["tls"] = {{"enabled", true}};
-  Harness h(job);
-  h.client.FailNext("create", "secrets", Unavailable());
-  EXPECT_FALSE(h.Pass().ok());
-  EXPECT_TRUE(h.PodNames().empty());
-  EXPECT_EQ(h.events.Count("FailedCreateTlsSecret"), 1);
-  ASSERT_TRUE(h.Pass().ok());
-  ASSERT_EQ(h.client.Objects(kube::kSecrets).size(), 1u);
-  const json secret = h.client.Objects(kube::kSecrets)[0];
-  EXPECT_EQ(secret["metadata"]["name"], "dist-tls-job-uid");
-  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "job-uid");
-  EXPECT_EQ(secret["data"].size(), 9u);  // ca.crt + a certificate and key for each of 4 tasks
-  EXPECT_EQ(h.events.Count("SuccessfulCreateTlsSecret"), 1);
-  EXPECT_EQ(h.PodNames().size(), 4u);
-  h.client.ClearActions();
-  ASSERT_TRUE(h.Pass().ok());  // pods exist: the Secret is not asked for again
-  EXPECT_EQ(h.Requests("create", "secrets"), 0);
-  EXPECT_EQ(h.Requests("get", "secrets") + h.Requests("list", "secrets"), 0);  // never read
-}
-
-TEST(JobReconcilerFailureTest, ASecretNamedLikeTheJobButNotMadeForItIsNeverMounted) {
-  json job = JobJson();
-  job["spec"]["tls"] = {{"enabled", true}};
-  Harness h(job);
-  // A user's Secret, or one left by an earlier job of the same name.
-  h.client.Put(kube::kSecrets, {{"apiVersion", "v1"},
-                                {"kind", "Secret"},
-                                {"metadata", {{"name", "dist-tls"}, {"namespace", "default"}}},
-                                {"data", {{"ca.crt", "eA=="}}}});
-  ASSERT_TRUE(h.Pass().ok());
-  ASSERT_EQ(h.client.Objects(kube::kSecrets).size(), 2u);
-  const json pod = h.client.Objects(kube::kPods)[0];
-  EXPECT_EQ(pod["spec"]["volumes"][0]["secret"]["secretName"], "dist-tls-job-uid");
-  EXPECT_EQ(h.client.Objects(kube::kSecrets)[0]["data"].size(), 1u);  // left alone
-}
-
-TEST(JobReconcilerFailureTest, AJobWithoutTlsAsksForNoSecret) {
-  Harness h;
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.Requests("get", "secrets") + h.Requests("create", "secrets"), 0);
-  EXPECT_EQ(h.PodNames().size(), 4u);
-}
-
-TEST(JobReconcilerFailureTest, APodGroupDeleteThatFailsIsRetried) {
-  Harness h(GangJob());
-  ASSERT_TRUE(h.Pass().ok());
-  h.SetPod("dist-chief-0", "Succeeded");
-  h.client.FailNext("delete", "podgroups", Unavailable());
-  EXPECT_FALSE(h.Pass().ok());
-  EXPECT_EQ(h.State(), kSucceeded);
-  EXPECT_EQ(h.client.Objects(kube::kVolcanoPodGroups).size(), 1u);
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_TRUE(h.client.Objects(kube::kVolcanoPodGroups).empty());
-  h.client.ClearActions();
-  ASSERT_TRUE(h.Pass().ok());
-  EXPECT_EQ(h.Requests("delete", "podgroups"), 0);  // once deleted, not asked again
 }
 
 TEST(JobReconcilerFailureTest, RetryableCreateFailuresBecomeAConditionWhenTheyPersist) {

@@ -204,6 +204,22 @@ class Harness {
 inline const std::vector<std::string> kAllPods = {"dist-chief-0", "dist-ps-0", "dist-worker-0",
                                                   "dist-worker-1"};
 
+// A job with a schedulingPolicy (a PodGroup, Volcano's by default).
+inline json GangJob() {
+  json job = JobJson();
+  job["spec"]["runPolicy"]["schedulingPolicy"] = json::object();
+  return job;
+}
+
+// The job scaled to `replicas` workers, as `kubectl scale` does (a new generation).
+inline void ScaleWorkers(Harness& h, int replicas) {
+  absl::StatusOr<json> job = h.client.Get(kube::kDistributedTrainings, "default", "dist");
+  ASSERT_TRUE(job.ok());
+  (*job)["spec"]["replicaSpecs"]["Worker"]["replicas"] = replicas;
+  (*job)["metadata"]["generation"] = (*job)["metadata"]["generation"].get<int>() + 1;
+  h.client.Put(kube::kDistributedTrainings, *job);
+}
+
 }  // namespace disttrain::controller::testing
 
 #endif  // DISTTRAIN_TESTS_UNIT_OPERATOR_CONTROLLER_RECONCILER_HARNESS_H_
