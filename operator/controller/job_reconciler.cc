@@ -237,14 +237,14 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   // Nothing is replaced unless the status counting it is written: a failed write leaves the
   // failed pods in place, and the next pass counts them again, once.
   if (p.runs_elsewhere) {  // nothing for a later pass to batch: written now
-    if (absl::Status s = WriteStatus(p); !s.ok()) return s;
+    if (absl::Status s = WriteStatus(p); !s.ok()) return WriteFailed(p, s);
   } else if (FirstWriteWaits(p)) {
     expectations_.FirstWriteWaits(runtime::ObjectKey(*p.object), p.job.metadata.uid, p.started);
     p.Requeue(kFirstWriteWait);
   } else if (std::optional<absl::Duration> wait = CountsWriteWaits(p)) {
     p.Requeue(*wait);
   } else {
-    if (absl::Status s = WriteStatus(p); !s.ok()) return s;
+    if (absl::Status s = WriteStatus(p); !s.ok()) return WriteFailed(p, s);
     if (!FindCondition(p.original, kCreated))
       expectations_.FirstWriteDone(runtime::ObjectKey(*p.object));
   }
@@ -446,6 +446,14 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
   }
   if (!s.ok() && !kube::IsNotFound(s)) return s;
   return absl::OkStatus();
+}
+
+absl::Status JobReconciler::WriteFailed(Pass& p, absl::Status s) {
+  // The status news waits for the pass that writes it; the calls this one made are told now
+  // (a Workload it deleted: the retry finds it deleting and would never say so).
+  std::erase_if(p.events, [](const Pass::Event& e) { return !e.call; });
+  EmitEvents(p);
+  return s;
 }
 
 void JobReconciler::EmitEvents(Pass& p) {

@@ -155,6 +155,9 @@ class JobReconciler : public runtime::Reconciler, private PassActions {
   // with their grace period and their Services, not counted as restarts (event ScaledDown).
   void RemoveSurplusReplicas(Pass& p);
   void EmitEvents(Pass& p);
+  // The end of a pass whose status write failed with `s`: the events of the API calls it made,
+  // then `s`.
+  absl::Status WriteFailed(Pass& p, absl::Status s);
   // Deletes this very pod (UID precondition; gone already is fine), with its grace period unless
   // one is given, and with its Service when `with_service`.
   absl::Status DeletePod(Pass& p, const policy::PodState& pod, bool with_service,

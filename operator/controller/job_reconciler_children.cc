@@ -175,8 +175,8 @@ bool JobReconciler::CreateMissing(Pass& p) {
       p.created_pods = true;
       if (missing[i]->type == api::ReplicaType::kWorker) {
         if (const api::SetAsideReplica* e = policy::FindSetAside(p.status, missing[i]->index)) {
-          p.Note("WorkerBack", absl::StrCat("created ", name, " again, set aside ", e->times,
-                                            e->times == 1 ? " time" : " times", " before"));
+          p.Did("WorkerBack", absl::StrCat("created ", name, " again, set aside ", e->times,
+                                           e->times == 1 ? " time" : " times", " before"));
         }
       }
     } else if (o.pod.code() == absl::StatusCode::kInvalidArgument) {
@@ -190,10 +190,9 @@ bool JobReconciler::CreateMissing(Pass& p) {
     }
   }
   if (!created.empty()) {
-    p.Note(
-        "SuccessfulCreatePod",
-        absl::StrCat("created pod", created.size() > 1 ? "s " : " ", absl::StrJoin(created, ", "),
-                     p.admission_news.empty() ? "" : absl::StrCat(": ", p.admission_news)));
+    p.Did("SuccessfulCreatePod",
+          absl::StrCat("created pod", created.size() > 1 ? "s " : " ", absl::StrJoin(created, ", "),
+                       p.admission_news.empty() ? "" : absl::StrCat(": ", p.admission_news)));
     for (const policy::BuildWarning& w : desired->warnings) p.Warn(w.reason, w.message);
   }
   if (first_failure) {
@@ -314,8 +313,8 @@ void JobReconciler::Cleanup(Pass& p) {
     if (!s.ok() && !kube::IsNotFound(s)) p.Error("FailedDeleteService", s);
   }
   if (!deleted.empty()) {
-    p.Note("SuccessfulDeletePod", absl::StrCat("cleanPodPolicy ", api::CleanPodPolicyName(policy),
-                                               ": deleted ", absl::StrJoin(deleted, ", ")));
+    p.Did("SuccessfulDeletePod", absl::StrCat("cleanPodPolicy ", api::CleanPodPolicyName(policy),
+                                              ": deleted ", absl::StrJoin(deleted, ", ")));
   }
 }
 
@@ -351,8 +350,8 @@ void JobReconciler::RemoveSurplusReplicas(Pass& p) {
   for (const auto& [type, names] : removed) {
     auto it = p.job.spec.replica_specs.find(type);
     const int replicas = it == p.job.spec.replica_specs.end() ? 0 : it->second.replicas;
-    p.Note("ScaledDown", absl::StrCat("deleted ", absl::StrJoin(names, ", "), ": ",
-                                      api::ReplicaTypeKey(type), " replicas are now ", replicas));
+    p.Did("ScaledDown", absl::StrCat("deleted ", absl::StrJoin(names, ", "), ": ",
+                                     api::ReplicaTypeKey(type), " replicas are now ", replicas));
   }
 }
 
@@ -364,10 +363,10 @@ void JobReconciler::RemovePodsOfLostNodes(Pass& p) {
       p.Error("FailedDeletePod", s);
       continue;
     }
-    p.Warn("PodOfLostNodeRemoved",
-           absl::StrCat("pod ", pod.name,
-                        " was evicted from a node that stayed unreachable or not ready past "
-                        "runPolicy.nodeLossTolerationSeconds; removed so that it is replaced"));
+    p.DidWarn("PodOfLostNodeRemoved",
+              absl::StrCat("pod ", pod.name,
+                           " was evicted from a node that stayed unreachable or not ready past "
+                           "runPolicy.nodeLossTolerationSeconds; removed so that it is replaced"));
   }
 }
 

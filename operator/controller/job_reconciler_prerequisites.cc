@@ -92,10 +92,10 @@ bool JobReconciler::CreatePrerequisites(Pass& p) {
     absl::StatusOr<json> r =
         deps_.client->Create(res, p.job.metadata.namespace_name, *std::move(pre.object));
     if (r.ok()) {
-      p.Note(front.created_reason,
-             pre.kind == PrerequisiteKind::kPodGroup
-                 ? absl::StrCat("created ", res.group, " PodGroup ", name)
-                 : absl::StrCat("created ", front.what, " ", name, front.detail));
+      p.Did(front.created_reason,
+            pre.kind == PrerequisiteKind::kPodGroup
+                ? absl::StrCat("created ", res.group, " PodGroup ", name)
+                : absl::StrCat("created ", front.what, " ", name, front.detail));
     } else if (front.api_optional && kube::IsNotFound(r.status())) {
       gang_api = false;
       p.Warn("PodGroupUnavailable",
@@ -139,9 +139,9 @@ void JobReconciler::UpdatePodGroup(Pass& p) {
   }
   expectations_.PodGroupBehind(key, p.job.metadata.uid, false);
   if (s.ok()) {
-    p.Note("UpdatedPodGroup",
-           absl::StrCat(res.group, " PodGroup ", p.job.metadata.name,
-                        " follows the job: minMember ", (**group)["spec"].value("minMember", 0)));
+    p.Did("UpdatedPodGroup",
+          absl::StrCat(res.group, " PodGroup ", p.job.metadata.name, " follows the job: minMember ",
+                       (**group)["spec"].value("minMember", 0)));
   }
 }
 

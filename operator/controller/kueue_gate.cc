@@ -360,7 +360,7 @@ void KueuePass::Delete(Pass& p, const json& workload, const std::string& why) {
     p.Error("FailedDeleteWorkload", s);
     return;
   }
-  p.Note("DeletedWorkload", absl::StrCat("deleted Kueue Workload ", NameOf(workload), ": ", why));
+  p.Did("DeletedWorkload", absl::StrCat("deleted Kueue Workload ", NameOf(workload), ": ", why));
 }
 
 void KueuePass::AfterWrite(Pass& p) {

@@ -47,9 +47,9 @@ void KueuePass::Forward(Pass& p) {
     std::optional<json> wanted;
     if (BuildWanted(p, &wanted) && Create(p, *wanted)) {
       created = true;
-      p.Note("CreatedWorkload", absl::StrCat("created Kueue Workload ", workload_name_,
-                                             " for MultiKueue to dispatch the job to a worker "
-                                             "cluster; no pod runs in this one"));
+      p.Did("CreatedWorkload", absl::StrCat("created Kueue Workload ", workload_name_,
+                                            " for MultiKueue to dispatch the job to a worker "
+                                            "cluster; no pod runs in this one"));
     }
   }
   SayWhyDispatchWaits(p, created);
@@ -118,7 +118,7 @@ bool KueuePass::Adopt(Pass& p, const std::string& name, const std::function<bool
     p.Error("FailedUpdateWorkload", s);
     return false;
   }
-  p.Note("AdoptedWorkload", absl::StrCat("adopted the prebuilt Workload ", name));
+  p.Did("AdoptedWorkload", absl::StrCat("adopted the prebuilt Workload ", name));
   p.Requeue(absl::Seconds(1));  // the informer shows it now; its add queues no pass
   Hold(p,
        {QueueReason::kWaitingForAdmission,

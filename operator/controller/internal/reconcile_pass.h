@@ -33,6 +33,10 @@ struct ReconcilePass {
   struct Event {
     runtime::EventType type;
     std::string reason, message;
+    // It tells of an API call this pass made (an object created or deleted, a failed request),
+    // not of status news: recorded even when the status write then fails, as no later pass
+    // makes that call again to tell of it (Did, DidWarn, Error).
+    bool call = false;
   };
   std::vector<Event> events;
   std::vector<absl::Status> errors;  // API calls that failed in this pass
@@ -69,10 +73,18 @@ struct ReconcilePass {
   void Note(std::string reason, std::string message) {
     events.push_back({runtime::EventType::kNormal, std::move(reason), std::move(message)});
   }
+  // An API call this pass made ("created pod x", "deleted Workload w"): told whether or not the
+  // status write that follows lands.
+  void Did(std::string reason, std::string message) {
+    events.push_back({runtime::EventType::kNormal, std::move(reason), std::move(message), true});
+  }
+  void DidWarn(std::string reason, std::string message) {
+    events.push_back({runtime::EventType::kWarning, std::move(reason), std::move(message), true});
+  }
   // A failed API call: told as a Warning event, and the pass ends in an error (after its
   // status write) so the work queue retries it with backoff.
   void Error(std::string reason, absl::Status s) {
-    Warn(std::move(reason), std::string(s.message()));
+    DidWarn(std::move(reason), std::string(s.message()));
     errors.push_back(std::move(s));
   }
   api::ReplicaStatus& Role(api::ReplicaType t) { return status.replica_statuses[t]; }

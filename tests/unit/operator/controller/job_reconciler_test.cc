@@ -22,6 +22,7 @@ using nlohmann::json;
 using testing::Harness;
 using testing::JobJson;
 using testing::kAllPods;
+using testing::ScaleWorkers;
 
 // ---- Lifecycle paths ----
 
@@ -86,6 +87,27 @@ TEST(JobReconcilerTest, AFirstPassWithAFailedCreateWritesItsStatusAtOnce) {
   ASSERT_FALSE(h.Pass().ok());
   EXPECT_EQ(h.Requests("patch", "distributedtrainings"), 1);
   EXPECT_EQ(h.State(), kCreated);
+}
+
+TEST(JobReconcilerTest, AFailedStatusWriteStillTellsTheCallsItsPassMadeButNotItsNews) {
+  // Found by e2e_multikueue: a pass deleted a Workload, its status write met 409 Conflict, and
+  // the event saying so was lost; the retry found the Workload deleting and never said it.
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_EQ(h.State(), kRunning);
+  ScaleWorkers(h, 1);
+  h.SetPod("dist-ps-0", "Failed", 137);
+  h.client.FailNext("patch", "distributedtrainings",
+                    absl::AbortedError("the object has been modified"));
+  EXPECT_FALSE(h.Pass().ok());
+  EXPECT_FALSE(h.HasPod("dist-worker-1"));
+  EXPECT_EQ(h.events.Count("ScaledDown"), 1) << "the delete was made, so it is told";
+  EXPECT_EQ(h.events.Count("Restarting"), 0) << "news of a status not written waits for it";
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.events.Count("ScaledDown"), 1);
+  EXPECT_EQ(h.events.Count("Restarting"), 1);
 }
 
 TEST(JobReconcilerTest, IsRunningOnceEveryPodRunsAndReady) {
