@@ -56,6 +56,8 @@ summary() {
   # What a reader of the log's tail needs first: the failed suites by name, and a full disk.
   sed -n '/^The following tests FAILED:/,/^Errors while running CTest/p' "$logs/ctest.log" \
     2>/dev/null | grep -E '^\s+[0-9]+ - ' | sed -E 's/^\s+/  failed: /'
+  # ... and why: each failed test case with its exception, or the timeout.
+  python3 scripts/test_summary.py --failures "$logs"
   if grep -qs "No space left on device" "$logs"/*.log "$log"; then
     echo "make test: the disk filled up during the run (\"No space left on device\" in the logs);" \
       "$(df -Ph . | awk 'NR == 2 {print $4}') free now"

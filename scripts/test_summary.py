@@ -10,7 +10,11 @@ that did not run (exit 77: no real node, no GPU) is skipped, never passed. LOG_D
 each step ended ("passed PATH" or "failed PATH"); a step that failed although its log shows no
 failure (it crashed, a build broke, or a signal stopped it) counts as one failure.
 
-    scripts/test_summary.py LOG_DIR
+With --failures, it prints instead why each failed ctest test of LOG_DIR/ctest.log failed, a few
+lines a test, for a reader who sees only the tail of a CI log: the failed Python test cases with
+their exception's line, the failed GoogleTest cases, or the timeout.
+
+    scripts/test_summary.py [--failures] LOG_DIR
 """
 import os
 import re
@@ -75,11 +79,79 @@ def counts(log_dir):
     return passed, failed, skipped
 
 
+CTEST_FAILED_LIST = re.compile(r"^The following tests FAILED:\n((?:\s+\d+ - .*\n?)+)", re.M)
+CTEST_RESULT = re.compile(r"^\s*\d+/\d+ Test\s+#\d+: (\S+) \.*\**(\w+)", re.M)
+CTEST_NEXT = re.compile(r"^\s*(\d+/\d+ Test\s+#\d+:|Start\s+\d+:|\d+% tests passed)", re.M)
+UNITTEST_CASE = re.compile(r"^(FAIL|ERROR): (\S+)", re.M)
+EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Failure)\b.*$")
+GTEST_CASE = re.compile(r"^\[  FAILED  \] (\S+\.\S+)(?! tests?, listed)", re.M)
+MAX_CASES, MAX_WIDTH = 4, 240
+
+
+def failed_tests(text):
+    """The names ctest lists under "The following tests FAILED:", in its order."""
+    names = []
+    for block in CTEST_FAILED_LIST.findall(text):
+        for line in block.splitlines():
+            m = re.match(r"\s+\d+ - (\S+)", line)
+            if m and m.group(1) not in names:
+                names.append(m.group(1))
+    return names
+
+
+def output_of(text, name):
+    """(result, output) of ctest test `name` in a --output-on-failure log: the result word
+    (Failed, Timeout, ...) and the lines ctest printed after its result line."""
+    for m in CTEST_RESULT.finditer(text):
+        if m.group(1) == name:
+            rest = text[m.end():]
+            nxt = CTEST_NEXT.search(rest, rest.find("\n") + 1)
+            return m.group(2), rest[:nxt.start() if nxt else len(rest)]
+    return "", ""
+
+
+def reasons(result, output):
+    """A few lines saying why a test failed, from its output."""
+    lines = []
+    for m in UNITTEST_CASE.finditer(output):
+        # The exception's line: the last one of the traceback that names one.
+        body = re.split(r"^(?:=+|-+)$", output[m.end():], maxsplit=2, flags=re.M)
+        trace = body[1] if len(body) > 1 else ""
+        exc = [l for l in trace.splitlines() if EXCEPTION.match(l)]
+        lines.append(f"{m.group(1)} {m.group(2)}" + (f": {exc[-1].strip()}" if exc else ""))
+    lines += [f"FAILED {c}" for c in dict.fromkeys(GTEST_CASE.findall(output))]
+    if result == "Timeout":
+        lines.append("ran past its ctest timeout")
+    if not lines:
+        tail = [l.strip() for l in output.splitlines() if l.strip()]
+        lines.append(f"{result or 'failed'}; its last line: {tail[-1]}" if tail else result or "failed")
+    more = len(lines) - MAX_CASES
+    lines = lines[:MAX_CASES] + ([f"... and {more} more"] if more > 0 else [])
+    return [l if len(l) <= MAX_WIDTH else l[:MAX_WIDTH - 3] + "..." for l in lines]
+
+
+def failures(log_dir):
+    path = os.path.join(log_dir, "ctest.log")
+    if not os.path.exists(path):
+        return []
+    with open(path, errors="replace") as f:
+        text = f.read()
+    out = []
+    for name in failed_tests(text):
+        out += [f"  {name}: {line}" for line in reasons(*output_of(text, name))]
+    return out
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    if args[:1] == ["--failures"] and len(args) == 2:
+        for line in failures(args[1]):
+            print(line)
+        return 0
+    if len(args) != 1:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
-    passed, failed, skipped = counts(sys.argv[1])
+    passed, failed, skipped = counts(args[0])
     print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
     return 0
 
