@@ -59,7 +59,9 @@ class ElasticTest(unittest.TestCase):
                              "a pod that was not scaled away was replaced")
             services = {s["metadata"]["name"] for s in get_json("services", "-n", ns)["items"]}
             self.assertEqual(services, {"el"}, "one Service for the job, kept")
-            events = get_json("events", "-n", ns, "--field-selector", "reason=ScaledDown")["items"]
+            # The event follows the pass's status write: told a moment after the pods are gone.
+            events = wait_until("ScaledDown told", lambda: get_json(
+                "events", "-n", ns, "--field-selector", "reason=ScaledDown")["items"], timeout=30)
             self.assertEqual(len(events), 1)
             self.assertIn("el-worker-1, el-worker-2", events[0]["message"])
             wait_until("the job to succeed", lambda: get_json("dtr", "el", "-n", ns).get(

@@ -260,7 +260,18 @@ def run_faults(jobs=100, seed=None, timeout=600, operator_args=()):
             try:
                 items = wait_until(f"all {jobs} jobs to be Succeeded or Failed", all_final, timeout=timeout)
             except AssertionError as e:
-                raise AssertionError(f"{e}; not final: {pending[:20]}") from None
+                # What a stuck job had, for the next reader of a CI log: its conditions and its pods.
+                detail = []
+                for name, _ in pending[:3]:
+                    job = get_json("dtr", name, "-n", ns)
+                    conditions = [(c["type"], c["status"], c.get("reason"), c.get("message", "")[:120])
+                                  for c in job.get("status", {}).get("conditions", [])]
+                    pods = [(p["metadata"]["name"], p["status"].get("phase"),
+                             bool(p["metadata"].get("deletionTimestamp")), p["metadata"]["uid"][:8])
+                            for p in get_json("pods", "-n", ns, "-l", f"disttrain.io/job-name={name}")["items"]]
+                    detail.append(f"{name}: conditions {conditions}; restartingPods "
+                                  f"{job.get('status', {}).get('restartingPods')}; pods {pods}")
+                raise AssertionError(f"{e}; not final: {pending[:20]}\n" + "\n".join(detail)) from None
             converged_s = time.monotonic() - faults_end
             total_s = time.monotonic() - start
             # Cleanup is part of the end state: give the last deletes a moment to be seen.

@@ -160,7 +160,9 @@ class MultiKueueTest(KueueCase):
             self.assertEqual(wl["metadata"]["ownerReferences"][0]["name"], "mk")
             self.assertEqual({p["name"]: p["count"] for p in wl["spec"]["podSets"]},
                              {"chief": 1, "ps": 1, "worker": 2})
-            self.assertIn("CreatedWorkload", [r for r, _ in self.m_events("mk")])
+            # Told after the pass's status write: a moment after the Workload exists.
+            wait_until("CreatedWorkload told", lambda: "CreatedWorkload" in [r for r, _ in self.m_events("mk")],
+                       timeout=30)
 
             # MultiKueue copies the job to the worker without managedBy, naming the Workload it
             # prebuilt there; the worker's operator adopts that Workload and runs the job.
