@@ -248,6 +248,38 @@ absl::StatusOr<JobResult> DecodeResult(const json& j) {
   return r;
 }
 
+json EncodeProgress(const JobProgress& p) {
+  json out = {{"globalStep", p.global_step}, {"observeTime", FormatKubeTime(p.observe_time)}};
+  if (p.target_steps) out["targetSteps"] = *p.target_steps;
+  if (std::optional<int> percent = p.Percent()) out["percent"] = *percent;
+  if (p.steps_per_second) out["stepsPerSecond"] = *p.steps_per_second;
+  if (p.examples_per_second) out["examplesPerSecond"] = *p.examples_per_second;
+  json display = {{"progress", FormatProgress(p)}};
+  if (p.estimated_completion_time) {
+    out["estimatedCompletionTime"] = FormatKubeTime(*p.estimated_completion_time);
+    // As of the reading: `kubectl dtr status` counts from now.
+    display["remaining"] = FormatRemaining(*p.estimated_completion_time - p.observe_time);
+  }
+  // Like the result's display: derived, written with the figures, never read back.
+  out["display"] = std::move(display);
+  return out;
+}
+
+absl::StatusOr<JobProgress> DecodeProgress(const json& j) {
+  Fields f(j, "status.progress");
+  JobProgress p;
+  std::optional<absl::Time> observed;
+  f.ReadInt("globalStep", &p.global_step);
+  f.ReadInt("targetSteps", &p.target_steps);
+  f.ReadDouble("stepsPerSecond", &p.steps_per_second);
+  f.ReadDouble("examplesPerSecond", &p.examples_per_second);
+  f.ReadTime("estimatedCompletionTime", &p.estimated_completion_time);
+  f.ReadTime("observeTime", &observed);
+  if (!f.status().ok()) return f.status();
+  if (observed) p.observe_time = *observed;
+  return p;
+}
+
 json EncodeStatus(const JobStatus& status) {
   json out = json::object();
   json conditions = json::array();
@@ -283,6 +315,7 @@ json EncodeStatus(const JobStatus& status) {
   out["observedGeneration"] = status.observed_generation;
   out["restartingPods"] = status.restarting_pods;  // always sent: a merge patch must clear it
   if (status.result) out["result"] = EncodeResult(*status.result);
+  if (status.progress) out["progress"] = EncodeProgress(*status.progress);
   if (!status.worker_selector.empty()) out["workerSelector"] = status.worker_selector;
   return out;
 }
@@ -358,6 +391,11 @@ absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
     absl::StatusOr<JobResult> result = DecodeResult(*r);
     if (!result.ok()) return result.status();
     status.result = *std::move(result);
+  }
+  if (const json* p = f.Find("progress")) {
+    absl::StatusOr<JobProgress> progress = DecodeProgress(*p);
+    if (!progress.ok()) return progress.status();
+    status.progress = *std::move(progress);
   }
   if (!f.status().ok()) return f.status();
   return status;

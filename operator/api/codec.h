@@ -25,6 +25,9 @@ absl::StatusOr<JobStatus> DecodeStatus(const nlohmann::json& status);
 // encoding `display`, those figures as people read them (result_display.h); decoding ignores it.
 nlohmann::json EncodeResult(const JobResult& result);
 absl::StatusOr<JobResult> DecodeResult(const nlohmann::json& result);
+// status.progress, with its display (written, never read back).
+nlohmann::json EncodeProgress(const JobProgress& progress);
+absl::StatusOr<JobProgress> DecodeProgress(const nlohmann::json& progress);
 
 // RFC 3339 in UTC with second precision, as Kubernetes writes metav1.Time.
 std::string FormatKubeTime(absl::Time t);

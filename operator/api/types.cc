@@ -1,8 +1,16 @@
 #include "operator/api/types.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace disttrain::api {
+
+std::optional<int> JobProgress::Percent() const {
+  if (!target_steps || *target_steps <= 0) return std::nullopt;
+  const int64_t done = std::clamp<int64_t>(global_step, 0, *target_steps);
+  return static_cast<int>(done * 100 / *target_steps);
+}
 
 absl::string_view ReplicaTypeKey(ReplicaType type) {
   switch (type) {

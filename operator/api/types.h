@@ -213,6 +213,22 @@ struct JobResult {
   bool operator==(const JobResult&) const = default;
 };
 
+// How far the training is while it runs: read from the /metrics of the chief (or worker 0
+// without a chief) at a bounded rate (operator/progress/), never pushed by the pods.
+struct JobProgress {
+  int64_t global_step = 0;
+  std::optional<int64_t> target_steps;        // the global step the chief stops at, when it says
+  std::optional<double> steps_per_second;     // between the last two readings
+  std::optional<double> examples_per_second;  // steps/s times the examples a step stands for
+  std::optional<absl::Time> estimated_completion_time;
+  absl::Time observe_time;  // when the step was read
+
+  // Whole percent of target_steps done, when known (0-100).
+  std::optional<int> Percent() const;
+
+  bool operator==(const JobProgress&) const = default;
+};
+
 struct JobStatus {
   std::vector<Condition> conditions;
   // The current state: the type of the condition that describes the job now.
@@ -226,6 +242,7 @@ struct JobStatus {
   // lost nor counted twice (the Job controller's uncountedTerminatedPods, for restarts).
   std::vector<std::string> restarting_pods;
   std::optional<JobResult> result;
+  std::optional<JobProgress> progress;
   // The label selector of the job's Worker pods ("k=v,k=v"), empty without a Worker role: the
   // scale subresource's labelSelectorPath, which a HorizontalPodAutoscaler reads.
   std::string worker_selector;

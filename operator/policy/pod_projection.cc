@@ -86,6 +86,7 @@ json ProjectPod(json pod) {
   if (auto s = pod.find("status"); s != pod.end()) {
     Keep(*s, status, "phase");
     Keep(*s, status, "reason");
+    Keep(*s, status, "podIP");
     if (s->contains("conditions")) {
       json kept = json::array();
       for (json& c : (*s)["conditions"]) {

@@ -1,6 +1,7 @@
 // What the operator keeps of a pod in its cache: only the fields the reconciler reads (names,
 // the operator's own labels, the controller's uid, deletion, main-container names, phase,
-// readiness, a taint-manager eviction, exit codes and restart counts). Everything else (specs,
+// readiness, a taint-manager eviction, exit codes and restart counts, the pod's IP: where the
+// operator reads a job's progress). Everything else (specs,
 // volumes, env, other labels, the rest of the owner reference, ...) is dropped on arrival, which
 // keeps the cache small with thousands of pods. Pure function; thread-safe.
 #ifndef DISTTRAIN_OPERATOR_POLICY_POD_PROJECTION_H_

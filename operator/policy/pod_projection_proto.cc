@@ -176,6 +176,9 @@ json Status(std::string_view status, bool* ok) {
       case 4:
         SetIfNotEmpty(out, "reason", r.bytes());
         break;
+      case 6:
+        SetIfNotEmpty(out, "podIP", r.bytes());
+        break;
       case 8:
         containers.push_back(ContainerStatus(r.bytes(), ok));
         break;

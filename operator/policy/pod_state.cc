@@ -37,6 +37,7 @@ std::optional<PodState> ReadPodState(const json& pod) {
             : phase == "Pending"   ? PodPhase::kPending
                                    : PodPhase::kUnknown;
   s.reason = status.value("reason", "");
+  s.ip = status.value("podIP", "");
   for (const json& c : ArrayMember(status, "conditions")) {
     const std::string type = c.value("type", "");
     if (type == "Ready") s.ready = c.value("status", "") == "True";

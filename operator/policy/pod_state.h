@@ -38,6 +38,7 @@ struct PodState {
   std::string termination_message;
   // Restarts in place by the kubelet, summed over containers.
   int restart_count = 0;
+  std::string ip;  // status.podIP, once it has one
   api::ReplicaType type = api::ReplicaType::kWorker;
   int index = -1;
 };

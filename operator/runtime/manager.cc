@@ -19,6 +19,7 @@ Manager::Manager(ManagerOptions options, kube::KubeClient* client, MetricsRegist
 
 void Manager::AddInformer(Informer* informer) { informers_.push_back(informer); }
 void Manager::AddController(Controller* controller) { controllers_.push_back(controller); }
+void Manager::AddRunnable(Runnable* runnable) { runnables_.push_back(runnable); }
 
 bool Manager::Synced() const {
   for (const Informer* i : informers_) {
@@ -71,6 +72,7 @@ absl::Status Manager::Run() {
   }
   leader_status_->Set({lease_name}, 1);
   for (Controller* c : controllers_) c->Start();
+  for (Runnable* r : runnables_) r->Start();
 
   absl::Status result;
   if (elector_) {
@@ -87,6 +89,7 @@ absl::Status Manager::Run() {
 
 void Manager::Shutdown(bool controllers_started) {
   if (controllers_started) {
+    for (Runnable* r : runnables_) r->Stop();
     LogInfo("stopping controllers; in-flight reconciles finish first");
     for (Controller* c : controllers_) c->Stop();
   }

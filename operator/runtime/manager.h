@@ -18,6 +18,7 @@
 #include "operator/runtime/controller.h"
 #include "operator/runtime/informer.h"
 #include "operator/runtime/leader_elector.h"
+#include "operator/runtime/runnable.h"
 
 namespace disttrain::runtime {
 
@@ -35,6 +36,8 @@ class Manager {
 
   void AddInformer(Informer* informer);
   void AddController(Controller* controller);
+  // Started after the controllers, stopped before them.
+  void AddRunnable(Runnable* runnable);
 
   // Runs until RequestStop() (OK) or a fatal condition: caches that never sync, a server that
   // cannot bind, a lost lease (errors).
@@ -54,6 +57,7 @@ class Manager {
   Clock* const clock_;
   std::vector<Informer*> informers_;
   std::vector<Controller*> controllers_;
+  std::vector<Runnable*> runnables_;
   std::unique_ptr<LeaderElector> elector_;
   HttpServer metrics_server_;
   HttpServer health_server_;

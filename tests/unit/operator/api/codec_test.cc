@@ -272,6 +272,32 @@ TEST(CodecTest, ResultRoundTripsWithOnlyTheFieldsKnown) {
             "status.result.loss: must be a number");
 }
 
+TEST(CodecTest, ProgressRoundTripsThroughTheApiWithItsDisplay) {
+  JobStatus status;
+  const absl::Time read = absl::FromUnixSeconds(1'800'000'000);
+  status.progress = JobProgress{.global_step = 1200,
+                                .target_steps = 2000,
+                                .steps_per_second = 41.25,
+                                .examples_per_second = 1320,
+                                .estimated_completion_time = read + absl::Seconds(250),
+                                .observe_time = read};
+  json stored = json::parse(EncodeStatus(status).dump());
+  EXPECT_EQ(stored["progress"]["percent"], 60);
+  EXPECT_EQ(stored["progress"]["display"],
+            json::parse(R"j({"progress":"60% (1200/2000)","remaining":"4m10s"})j"));
+  absl::StatusOr<JobStatus> decoded = DecodeStatus(stored);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->progress, status.progress) << "else every pass would write it again";
+
+  status.progress = JobProgress{.global_step = 7, .observe_time = read};
+  EXPECT_EQ(EncodeStatus(status)["progress"],
+            json::parse(R"({"globalStep":7,"observeTime":"2027-01-15T08:00:00Z",
+                            "display":{"progress":"step 7"}})"));
+  EXPECT_FALSE(EncodeStatus(JobStatus{}).contains("progress"));
+  EXPECT_EQ(DecodeProgress(json::parse(R"({"globalStep":"x"})")).status().message(),
+            "status.progress.globalStep: must be an integer");
+}
+
 TEST(CodecTest, ResultKeepsFullPrecisionAndDisplaysFourSignificantDigits) {
   JobStatus status;
   status.result = JobResult{.global_step = 1500, .loss = 0.3738555521875494, .accuracy = 0.84563};

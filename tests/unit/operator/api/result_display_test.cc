@@ -15,5 +15,23 @@ TEST(ResultDisplayTest, FiguresReadWithFourSignificantDigits) {
   EXPECT_EQ(FormatFigure(0), "0");
 }
 
+TEST(ResultDisplayTest, ProgressReadsAsPercentAndSteps) {
+  EXPECT_EQ(FormatProgress({.global_step = 1200, .target_steps = 2000}), "60% (1200/2000)");
+  EXPECT_EQ(FormatProgress({.global_step = 1999, .target_steps = 2000}), "99% (1999/2000)")
+      << "whole percent, rounded down: 100% only once done";
+  EXPECT_EQ(FormatProgress({.global_step = 2100, .target_steps = 2000}), "100% (2100/2000)");
+  EXPECT_EQ(FormatProgress({.global_step = 1200}), "step 1200");
+}
+
+TEST(ResultDisplayTest, RemainingReadsLikeKubectlAges) {
+  EXPECT_EQ(FormatRemaining(absl::Seconds(45)), "45s");
+  EXPECT_EQ(FormatRemaining(absl::Seconds(250)), "4m10s");
+  EXPECT_EQ(FormatRemaining(absl::Minutes(4)), "4m");
+  EXPECT_EQ(FormatRemaining(absl::Minutes(125)), "2h5m");
+  EXPECT_EQ(FormatRemaining(absl::Hours(76)), "3d4h");
+  EXPECT_EQ(FormatRemaining(absl::Hours(48)), "2d");
+  EXPECT_EQ(FormatRemaining(absl::Seconds(-3)), "0s") << "overdue";
+}
+
 }  // namespace
 }  // namespace disttrain::api

@@ -24,7 +24,7 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
       "deletionTimestamp": "2026-01-01T00:00:00Z"},
     "spec": {"containers": [{"name": "tensorflow", "image": "i", "env": [{"name": "TF_CONFIG", "value": "{}"}]}],
              "volumes": [{"name": "v"}]},
-    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"},
+    "status": {"phase": "Running", "podIP": "10.1.2.3", "podIPs": [{"ip": "10.1.2.3"}], "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"},
       {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager", "message": "m"}],
       "containerStatuses": [{"name": "tensorflow", "restartCount": 3, "image": "i",
         "state": {"running": {"startedAt": "t"}}, "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "t"}}}]}})");
@@ -42,6 +42,8 @@ TEST(PodProjectionTest, KeepsEverythingTheReconcilerReadsAndDropsTheRest) {
   EXPECT_EQ(small->reason, full->reason);
   EXPECT_EQ(small->restart_count, full->restart_count);
   EXPECT_EQ(small->termination_message, full->termination_message);
+  EXPECT_EQ(small->ip, "10.1.2.3") << "where the operator reads the job's progress";
+  EXPECT_FALSE(projected["status"].contains("podIPs"));
   // Of the owner references, the controller's uid alone; of the labels, the operator's own that
   // the reconciler and the event handlers read.
   EXPECT_EQ(projected["metadata"]["ownerReferences"],
