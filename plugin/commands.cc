@@ -131,6 +131,9 @@ int RunTop(const Target& t, std::ostream& out, std::ostream& err) {
       usage.merge(ReadSummary(summary));
     }
   }
+  const std::string progress =
+      FormatProgressLine(job.value("status", nlohmann::json::object()), absl::Now());
+  if (!progress.empty()) out << "Progress:   " << progress << "\n\n";
   out << FormatTop(rows, usage, node_errors);
   return 0;
 }

@@ -158,6 +158,27 @@ std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+std::string FormatProgressLine(const json& status, absl::Time now) {
+  if (!status.contains("progress")) return "";
+  absl::StatusOr<api::JobProgress> p = api::DecodeProgress(status["progress"]);
+  if (!p.ok()) return "";
+  std::string out = api::FormatProgress(*p);
+  if (p->steps_per_second) {
+    absl::StrAppend(&out, ", ", api::FormatFigure(*p->steps_per_second), " steps/s");
+  }
+  if (p->examples_per_second) {
+    absl::StrAppend(&out, ", ", api::FormatFigure(*p->examples_per_second), " examples/s");
+  }
+  if (p->estimated_completion_time) {
+    absl::StrAppend(&out, ", about ", api::FormatRemaining(*p->estimated_completion_time - now),
+                    " left");
+  }
+  if (p->observe_time != absl::Time()) {
+    absl::StrAppend(&out, "; read ", FormatAge(now - p->observe_time), " ago");
+  }
+  return out;
+}
+
 std::string FormatStatus(const json& job, const std::vector<PodRow>& pods, absl::Time now) {
   const json& meta = job.value("metadata", json::object());
   const json& status = job.value("status", json::object());
@@ -195,6 +216,9 @@ std::string FormatStatus(const json& job, const std::vector<PodRow>& pods, absl:
       absl::StrAppend(&replicas, ", ", rs.value("restarts", 0), " restarts");
   }
   if (!replicas.empty()) absl::StrAppend(&out, "Replicas:   ", replicas, "\n");
+  if (std::string progress = FormatProgressLine(status, now); !progress.empty()) {
+    absl::StrAppend(&out, "Progress:   ", progress, "\n");
+  }
   absl::StrAppend(&out, "Result:     ", FormatResult(status), "\n\n");
 
   if (pods.empty()) {

@@ -40,6 +40,10 @@ std::vector<PodRow> ReadPods(const std::string& job, const std::vector<nlohmann:
 // kubectl's age format: 42s, 5m, 3h, 2d.
 std::string FormatAge(absl::Duration d);
 
+// status.progress in one line ("" without one), the time left counted from `now`: "60%
+// (1200/2000), 41.3 steps/s, 1322 examples/s, about 4m10s left; read 12s ago".
+std::string FormatProgressLine(const nlohmann::json& status, absl::Time now);
+
 // The report of `kubectl dtr status`: the job's state, replica counts, result, its pods and its
 // conditions.
 std::string FormatStatus(const nlohmann::json& job, const std::vector<PodRow>& pods,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo (make demo runs it after building the images and starting the local cluster):
 # installs the CRD, runs the operator, applies the quickstart job (a chief, 2 parameter servers,
-# workers and an evaluator) and watches it reach Succeeded with its parameter servers gone.
+# workers and an evaluator) and watches it reach Succeeded with its parameter servers gone, its
+# progress and ETA moving on the way (read every 5 s here; 30 s by default).
 #
 # With the cluster's real node up, the job is examples/quickstart-real-node.yaml: real pods of the
 # trainer image train Fashion-MNIST and the demo shows the accuracy the evaluator reached. Without
@@ -34,7 +35,8 @@ kubectl wait --for=condition=Established crd/distributedtrainings.disttrain.io -
 
 say "starting the operator (log: build/demo/operator.log)"
 "$root/build/bin/disttrain-operator" --kubeconfig "$KUBECONFIG" \
-  --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 >"$demo_dir/operator.log" 2>&1 &
+  --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0 \
+  --progress-interval-seconds 5 >"$demo_dir/operator.log" 2>&1 &
 operator=$!
 watcher=""
 # Best-effort teardown on exit: the watcher or operator may already be gone.
@@ -49,8 +51,8 @@ kubectl delete distributedtraining dist --ignore-not-found --wait=true >/dev/nul
 say "kubectl apply -f ${example#"$root/"}"
 kubectl apply -f "$example"
 
-say "kubectl get distributedtrainings -w   (State: Created -> Running -> Succeeded)"
-kubectl get distributedtrainings -w &
+say "kubectl get distributedtrainings -o wide -w   (State: Created -> Running -> Succeeded; PROGRESS and ETA move while it trains)"
+kubectl get distributedtrainings -o wide -w &
 watcher=$!
 evaluator_log="$demo_dir/evaluator.log"
 : >"$evaluator_log"

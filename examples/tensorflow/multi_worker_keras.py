@@ -20,6 +20,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # under MultiWorkerMirroredStrategy fails on TF 2.21 ("Attempt to convert a value (PerReplica...)").
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 import tensorflow as tf  # noqa: E402
+from disttrain_progress import ProgressMetrics  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
 
@@ -86,6 +87,9 @@ def main():
         tf.keras.callbacks.TensorBoard(log_dir=own_dir(args.log_dir, is_chief), update_freq="epoch"),
         tf.keras.callbacks.ModelCheckpoint(
             os.path.join(own_dir(args.checkpoint_dir, is_chief), "ckpt-{epoch}.weights.h5"), save_weights_only=True),
+        # status.progress and the Progress and ETA columns of `kubectl get dtr -o wide`: worker 0 serves
+        # /metrics as disttrain-trainer does (disttrain_progress.py).
+        ProgressMetrics(examples_per_step=global_batch, serve=is_chief),
     ]
     history = model.fit(train, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, callbacks=callbacks,
                         verbose=2)

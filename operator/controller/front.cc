@@ -5,6 +5,7 @@
 #include "operator/api/labels.h"
 #include "operator/controller/job_events.h"
 #include "operator/policy/pod_projection.h"
+#include "operator/progress/http_metrics_fetcher.h"
 #include "operator/queueing/workload.h"
 
 namespace disttrain::controller {
@@ -66,6 +67,14 @@ Front::Front(const FrontDeps& d, const JobApi& api, const FrontSettings& s)
   deps.events = d.events;
   deps.clock = d.clock;
   deps.build = s.build;
+  // A TFJob's status has no field for it (the training-operator's CRD).
+  if (!tfjob && s.progress.interval > absl::ZeroDuration()) {
+    fetcher_ = std::make_unique<progress::HttpMetricsFetcher>();
+    progress_ =
+        std::make_unique<progress::ProgressTracker>(fetcher_.get(), d.clock, s.progress, d.metrics);
+    progress_->SetNotify([this](const std::string& key) { queue_.Add(key); });
+    deps.progress = progress_.get();
+  }
   reconciler_ = std::make_unique<JobReconciler>(deps);
   jobs_.AddHandler(EnqueueJobs(&queue_));
   pods_.AddHandler(EnqueuePodOwners(&queue_, s.pod_event_batch));
@@ -96,6 +105,7 @@ void Front::AddTo(runtime::Manager* manager) {
     if (i != nullptr) manager->AddInformer(i);
   }
   manager->AddController(controller_.get());
+  if (progress_) manager->AddRunnable(progress_.get());
 }
 
 }  // namespace disttrain::controller

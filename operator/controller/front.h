@@ -17,6 +17,7 @@
 #include "operator/controller/job_reconciler.h"
 #include "operator/kube/kube_client.h"
 #include "operator/policy/build_options.h"
+#include "operator/progress/progress_tracker.h"
 #include "operator/runtime/controller.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/informer.h"
@@ -40,6 +41,9 @@ struct FrontSettings {
   // --tfjob-namespace-selector: TFJobs only in the namespaces whose labels match it.
   std::string tfjob_namespace_selector;
   policy::BuildOptions build;
+  // --progress-interval, --progress-readings-per-second: DistributedTrainings' status.progress
+  // (operator/progress/); an interval of zero reads none.
+  progress::ProgressSettings progress;
 };
 
 // What a front needs from the process.
@@ -65,6 +69,8 @@ class Front {
   runtime::Informer jobs_, pods_, services_;
   std::unique_ptr<runtime::Informer> workloads_, namespaces_;
   runtime::WorkQueue queue_;
+  std::unique_ptr<progress::MetricsFetcher> fetcher_;
+  std::unique_ptr<progress::ProgressTracker> progress_;
   std::unique_ptr<JobReconciler> reconciler_;
   std::unique_ptr<runtime::Controller> controller_;
 };

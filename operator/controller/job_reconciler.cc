@@ -21,6 +21,8 @@
 #include "operator/policy/restart_policy.h"
 #include "operator/policy/result_policy.h"
 #include "operator/policy/running_policy.h"
+#include "operator/progress/estimate.h"
+#include "operator/progress/scrape_target.h"
 #include "operator/queueing/workload.h"
 
 namespace disttrain::controller {
@@ -110,6 +112,24 @@ bool JobReconciler::FirstWriteWaits(const Pass& p) const {
 
 namespace {
 
+// For a merge patch: each member `before` had that `now` lacks is set to null, in nested
+// objects too; `now` gone whole (not an object) is null.
+void NullRemovedFields(const json& before, json* now) {
+  if (before.empty()) return;
+  if (!now->is_object()) {
+    *now = nullptr;
+    return;
+  }
+  for (const auto& [key, value] : before.items()) {
+    auto it = now->find(key);
+    if (it == now->end()) {
+      (*now)[key] = nullptr;
+    } else if (value.is_object() && it->is_object()) {
+      NullRemovedFields(value, &*it);
+    }
+  }
+}
+
 // Whether `a` and `b` differ, and only in how many pods are pending or running (what a job's
 // pods do while it starts, scales or winds down, told by a condition when it matters).
 bool OnlyCountsDiffer(api::JobStatus a, api::JobStatus b) {
@@ -156,6 +176,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::str
   runtime::ObjectPtr cached = deps_.jobs->Get(key);
   if (cached == nullptr) {  // deleted: the GC removes its objects
     expectations_.JobGone(key);
+    if (deps_.progress != nullptr) deps_.progress->Forget(key);
     // What its queue holds for it (Kueue: a Workload and its quota) waits for its pods to go.
     return runtime::ReconcileResult{gate_->JobGone(key)};
   }
@@ -232,6 +253,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
     if (p.status.result && p.status.result != p.original.result)
       p.Note("TrainingResult", DescribeResult(*p.status.result));
     TrackFinalEvaluation(p);
+    TrackProgress(p);
   }
   if (p.deleted) return runtime::ReconcileResult{};
   // Nothing is replaced unless the status counting it is written: a failed write leaves the
@@ -261,6 +283,25 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
                                            " more failed requests)"));
   }
   return runtime::ReconcileResult{p.requeue};
+}
+
+void JobReconciler::TrackProgress(Pass& p) {
+  if (deps_.progress == nullptr) return;
+  const std::string key = runtime::ObjectKey(*p.object);
+  const bool finished = IsFinished(p.status);
+  deps_.progress->Track(key, finished || p.job.spec.run_policy.suspend
+                                 ? std::nullopt
+                                 : progress::ChooseScrapeTarget(p.job, p.pods));
+  // None read yet by this process (it just started): the written one stays.
+  if (std::optional<api::JobProgress> latest = deps_.progress->Latest(key)) {
+    p.status.progress = *std::move(latest);
+  }
+  if (finished && p.status.progress) {
+    p.status.progress = progress::FinishProgress(
+        *p.status.progress, IsTrue(p.status, policy::kSucceeded) && p.status.result
+                                ? p.status.result->global_step
+                                : std::nullopt);
+  }
 }
 
 void JobReconciler::ReadChildren(Pass& p) {
@@ -427,6 +468,9 @@ absl::Status JobReconciler::WriteStatus(Pass& p) {
       }
     }
   }
+  // And what the progress no longer says (a rate and ETA once the job ended).
+  NullRemovedFields(ObjectMember(before, "progress"), &status["progress"]);
+  if (status["progress"].is_null() && !before.contains("progress")) status.erase("progress");
   const std::string ns = p.object->value("/metadata/namespace"_json_pointer, "");
   const std::string name = p.object->value("/metadata/name"_json_pointer, "");
   // The resourceVersion makes the patch conditional: a pass computed from a stale cache gets

@@ -26,6 +26,7 @@
 #include "operator/kube/kube_client.h"
 #include "operator/policy/build_options.h"
 #include "operator/policy/pod_state.h"
+#include "operator/progress/progress_tracker.h"
 #include "operator/runtime/controller.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/store.h"
@@ -56,6 +57,8 @@ struct ReconcilerDeps {
   // deleting its pods on cleanup) go out this many at once (KubeClient::CreateAll/DeleteAll).
   int parallel_requests = 8;
   policy::BuildOptions build;
+  // Reads running jobs' progress for status.progress; null reads none.
+  progress::ProgressTracker* progress = nullptr;
 };
 
 struct ReconcilePass;  // internal/reconcile_pass.h
@@ -113,6 +116,9 @@ class JobReconciler : public runtime::Reconciler, private PassActions {
   void FailInvalid(Pass& p, const absl::Status& why) override;
   // The Evaluated condition once the final evaluation of a succeeded job has an outcome.
   void TrackFinalEvaluation(Pass& p);
+  // status.progress: what the tracker read last while the job trains; the final step once it
+  // ended. Tells the tracker what to read.
+  void TrackProgress(Pass& p);
   void Run(Pass& p);
   void Suspend(Pass& p);
   // PassActions, for the queue gate too.

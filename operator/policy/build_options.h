@@ -21,6 +21,10 @@ struct BuildOptions {
   GangScheduler gang_scheduler = GangScheduler::kVolcano;
   // A job without spec.networkPolicy.enabled gets a NetworkPolicy (--network-policy).
   bool network_policy = true;
+  // The operator's own namespace when it runs in the cluster and reads jobs' progress from their
+  // pods' /metrics (--progress-interval-seconds): a job's NetworkPolicy lets that namespace's
+  // pods reach the metrics ports. Empty: none added.
+  std::string progress_reader_namespace;
 };
 
 }  // namespace disttrain::policy

@@ -41,6 +41,12 @@ std::optional<json> BuildNetworkPolicy(const api::DistributedTraining& job,
     ingress.push_back(
         {{"from", job.spec.network_policy.metrics_from}, {"ports", TcpPorts(metrics_ports)}});
   }
+  if (!options.progress_reader_namespace.empty()) {
+    const json reader = {
+        {"namespaceSelector",
+         {{"matchLabels", {{"kubernetes.io/metadata.name", options.progress_reader_namespace}}}}}};
+    ingress.push_back({{"from", json::array({reader})}, {"ports", TcpPorts(metrics_ports)}});
+  }
   return json{{"apiVersion", "networking.k8s.io/v1"},
               {"kind", "NetworkPolicy"},
               {"metadata",

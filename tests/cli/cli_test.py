@@ -37,11 +37,13 @@ class CliTest(unittest.TestCase):
                 self.assertIn("unknown flag --no-such-flag", r.stderr)
 
     def test_operator_refuses_out_of_range_numbers_with_exit_2(self):
-        for flag in ("--workers=0", "--parallel-requests=0", "--max-requests-in-flight=-1", "--kube-api-qps=-1"):
+        for flag in ("--workers=0", "--parallel-requests=0", "--max-requests-in-flight=-1", "--kube-api-qps=-1",
+                     "--progress-interval-seconds=-1", "--progress-readings-per-second=0"):
             with self.subTest(flag=flag):
                 r = run("disttrain-operator", flag)
                 self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertIn("--max-requests-in-flight >= 0", r.stderr)
+                self.assertIn("--max-requests-in-flight and --progress-interval-seconds >= 0", r.stderr)
+                self.assertIn("--progress-readings-per-second > 0", r.stderr)
 
     def test_a_namespace_selector_without_tfjob_exits_2(self):
         r = run("disttrain-operator", "--tfjob-namespace-selector=team=a")

@@ -7,6 +7,12 @@ namespace disttrain::trainer {
 TrainerMetrics::TrainerMetrics() {
   MetricsRegistry& r = registry;
   global_step = r.Gauge("disttrain_trainer_global_step", "Global step of the variables last seen.");
+  target_steps =
+      r.Gauge("disttrain_trainer_target_steps", "Global step the training stops at (--steps).");
+  examples_per_global_step =
+      r.Gauge("disttrain_trainer_examples_per_global_step",
+              "Training examples one global step stands for: a replica's commit (its local steps "
+              "times its batches), or in synchronous schemes one commit per aggregated replica.");
   loss = r.Gauge("disttrain_trainer_loss", "Training loss of the last step computed here.");
   local_steps = r.Counter("disttrain_trainer_local_steps_total", "Gradients computed here.");
   examples_per_second = r.Gauge("disttrain_trainer_examples_per_second",

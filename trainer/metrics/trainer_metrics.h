@@ -23,14 +23,17 @@ struct TrainerMetrics {
 
   MetricsRegistry registry;
   // Chief and workers.
-  MetricFamily* global_step;          // the step of the variables last pulled
-  MetricFamily* loss;                 // of the last local step
-  MetricFamily* local_steps;          // gradients computed here
-  MetricFamily* examples_per_second;  // this replica's, over the last few seconds
-  MetricFamily* rpc_seconds;          // {op}: push_pull (one step, every server), init
-  MetricFamily* rpc_bytes;            // {direction}: pushed, pulled (tensor bytes)
-  MetricFamily* rpc_errors;           // {op}
-  MetricFamily* sparse_bytes;         // {direction}: embedding rows pushed, pulled
+  MetricFamily* global_step;  // the step of the variables last pulled
+  // The operator's status.progress reads these two with the step (operator/progress/).
+  MetricFamily* target_steps;              // the global step training stops at (--steps)
+  MetricFamily* examples_per_global_step;  // examples one global step stands for
+  MetricFamily* loss;                      // of the last local step
+  MetricFamily* local_steps;               // gradients computed here
+  MetricFamily* examples_per_second;       // this replica's, over the last few seconds
+  MetricFamily* rpc_seconds;               // {op}: push_pull (one step, every server), init
+  MetricFamily* rpc_bytes;                 // {direction}: pushed, pulled (tensor bytes)
+  MetricFamily* rpc_errors;                // {op}
+  MetricFamily* sparse_bytes;              // {direction}: embedding rows pushed, pulled
   // Chief.
   MetricFamily* checkpoint_step;
   MetricFamily* checkpoint_age_seconds;  // refreshed at every scrape

@@ -59,6 +59,7 @@ Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o,
   report.sync = sync_;
   report.replicas_to_aggregate = o.replicas_to_aggregate;
   report.tf_config_replicas = spec.num_replicas();
+  report.target_steps = o.steps;
   reporter_ =
       std::make_unique<StepReporter>(std::move(report), &Metrics(), std::move(summaries), clock_);
 }

@@ -14,11 +14,26 @@ StepReporter::StepReporter(Config config, TrainerMetrics* metrics,
     : config_(std::move(config)),
       metrics_(metrics),
       summaries_(std::move(summaries)),
-      clock_(clock) {}
+      clock_(clock) {
+  if (config_.target_steps > 0) {
+    metrics_->target_steps->Set({}, static_cast<double>(config_.target_steps));
+  }
+}
+
+double StepReporter::ExamplesPerGlobalStep() const {
+  const int live = live_replicas_ > 0 ? live_replicas_ : config_.tf_config_replicas;
+  const int64_t commits = !config_.sync
+                              ? 1
+                              : (config_.replicas_to_aggregate > 0
+                                     ? std::min<int64_t>(config_.replicas_to_aggregate, live)
+                                     : live);
+  return static_cast<double>(config_.batches_per_commit * commits * config_.batch_size);
+}
 
 void StepReporter::Record(int64_t step, float loss) {
   const int64_t batches = config_.batches_per_commit;
   metrics_->global_step->Set({}, static_cast<double>(step));
+  metrics_->examples_per_global_step->Set({}, ExamplesPerGlobalStep());
   metrics_->loss->Set({}, loss);
   metrics_->local_steps->Add({}, static_cast<double>(batches));
   local_steps_ += batches;
@@ -44,19 +59,11 @@ void StepReporter::Record(int64_t step, float loss) {
   std::vector<std::pair<std::string, float>> scalars = {{"loss", loss}};
   if (const double seconds = absl::ToDoubleSeconds(now - summary_since_);
       seconds > 0 && step > summary_step_) {
-    // A global step is one replica's commit (its local steps times its towers' batches), or in
-    // synchronous schemes the aggregate of one commit per live replica (at most
-    // replicas-to-aggregate): the count the servers reply, TF_CONFIG's before the first reply.
+    // The live replicas are the count the servers reply, TF_CONFIG's before the first reply.
     const double steps_per_second = static_cast<double>(step - summary_step_) / seconds;
-    const int live = live_replicas_ > 0 ? live_replicas_ : config_.tf_config_replicas;
-    const int64_t commits = !config_.sync
-                                ? 1
-                                : (config_.replicas_to_aggregate > 0
-                                       ? std::min<int64_t>(config_.replicas_to_aggregate, live)
-                                       : live);
     scalars.emplace_back("global_step/sec", static_cast<float>(steps_per_second));
-    scalars.emplace_back("examples/sec", static_cast<float>(steps_per_second * batches * commits *
-                                                            config_.batch_size));
+    scalars.emplace_back("examples/sec",
+                         static_cast<float>(steps_per_second * ExamplesPerGlobalStep()));
   }
   summary_since_ = now;
   summary_step_ = step;

@@ -27,6 +27,7 @@ class StepReporter {
     bool sync = false;                  // a global step aggregates one commit per live replica
     int64_t replicas_to_aggregate = 0;  // sync: at most this many (0: every live replica)
     int tf_config_replicas = 1;         // the live count until a server said otherwise
+    int64_t target_steps = 0;           // the global step training stops at (0: not known)
   };
   // `summaries` (the chief's; may be null) is dropped after a failed write, with a warning.
   StepReporter(Config config, TrainerMetrics* metrics, std::unique_ptr<EventWriter> summaries,
@@ -38,6 +39,10 @@ class StepReporter {
   void Record(int64_t step, float loss);
 
  private:
+  // The training examples one global step stands for: a replica's commit, or in synchronous
+  // schemes the aggregate of one commit per live replica (at most replicas-to-aggregate).
+  double ExamplesPerGlobalStep() const;
+
   const Config config_;
   TrainerMetrics* const metrics_;
   std::unique_ptr<EventWriter> summaries_;

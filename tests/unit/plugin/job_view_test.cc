@@ -108,6 +108,25 @@ TEST(JobViewTest, ATfJobsStateIsItsLastConditionAndItsReplicasTheirCounts) {
   EXPECT_THAT(out, HasSubstr("mnist-worker-1   worker 1"));
 }
 
+TEST(JobViewTest, StatusAndTopShowTheProgressWithTheTimeLeftCountedFromNow) {
+  json job = json::parse(R"j({"metadata": {"name": "mnist", "namespace": "ml"},
+    "status": {"state": "Running", "progress": {"globalStep": 1200, "targetSteps": 2000,
+      "stepsPerSecond": 41.2512, "examplesPerSecond": 1320.04,
+      "estimatedCompletionTime": "2026-11-22T10:04:10Z", "observeTime": "2026-11-22T10:00:00Z",
+      "display": {"progress": "60% (1200/2000)", "remaining": "4m10s"}}}})j");
+  const std::string line =
+      "60% (1200/2000), 41.25 steps/s, 1320 examples/s, about 3m40s left; "
+      "read 30s ago";
+  EXPECT_EQ(FormatProgressLine(job["status"], At("2026-11-22T10:00:30Z")), line);
+  EXPECT_THAT(FormatStatus(job, {}, At("2026-11-22T10:00:30Z")),
+              HasSubstr("Progress:   " + line + "\nResult:"));
+  EXPECT_EQ(FormatProgressLine(json::parse(R"({"progress": {"globalStep": 9}})"), absl::Now()),
+            "step 9");
+  EXPECT_EQ(FormatProgressLine(json::parse(R"({"state": "Running"})"), absl::Now()), "");
+  EXPECT_EQ(FormatProgressLine(json::parse(R"({"progress": {"globalStep": "x"}})"), absl::Now()),
+            "");
+}
+
 TEST(JobViewTest, StatusShowsResultsWithFourSignificantDigits) {
   json job = json::parse(R"({"metadata": {"name": "mnist", "namespace": "ml"},
     "status": {"result": {"globalStep": 1500, "loss": 0.3738555521875494, "accuracy": 0.84563,

@@ -110,6 +110,68 @@ TEST(JobReconcilerTest, AFailedStatusWriteStillTellsTheCallsItsPassMadeButNotIts
   EXPECT_EQ(h.events.Count("Restarting"), 1);
 }
 
+// Answers every GET with `page`, at once; remembers the URLs.
+class PageFetcher : public progress::MetricsFetcher {
+ public:
+  void Fetch(const std::string& url,
+             std::function<void(absl::StatusOr<std::string>)> done) override {
+    urls.push_back(url);
+    done(page);
+  }
+  std::string page;
+  std::vector<std::string> urls;
+};
+
+TEST(JobReconcilerTest, WritesTheProgressItsChiefReportsWhileItTrainsThenItsFinalStep) {
+  Harness h;
+  PageFetcher fetcher;
+  progress::ProgressTracker tracker(&fetcher, &h.clock, {.interval = absl::Seconds(30)}, nullptr);
+  std::vector<std::string> told;
+  tracker.SetNotify([&](const std::string& key) { told.push_back(key); });
+  h.UseProgress(&tracker);
+  ASSERT_TRUE(h.Pass().ok());
+  tracker.Tick();
+  EXPECT_TRUE(fetcher.urls.empty()) << "nothing to read before the chief runs";
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_EQ(h.State(), kRunning);
+  EXPECT_FALSE(h.Status().progress.has_value());
+
+  fetcher.page = "disttrain_trainer_global_step 100\ndisttrain_trainer_target_steps 1000\n";
+  tracker.Tick();
+  ASSERT_EQ(fetcher.urls,
+            std::vector<std::string>{"http://" + h.PodIp("dist-chief-0") + ":9095/metrics"});
+  EXPECT_EQ(told, std::vector<std::string>{"default/dist"}) << "a pass is asked for";
+  ASSERT_TRUE(h.Pass().ok());
+  ASSERT_TRUE(h.Status().progress.has_value());
+  EXPECT_EQ(h.Status().progress->global_step, 100);
+  const int writes = h.Requests("patch", "distributedtrainings");
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.Requests("patch", "distributedtrainings"), writes) << "read back equal: no write";
+
+  h.clock.Advance(absl::Seconds(30));
+  fetcher.page = "disttrain_trainer_global_step 400\ndisttrain_trainer_target_steps 1000\n";
+  tracker.Tick();
+  ASSERT_TRUE(h.Pass().ok());
+  api::JobProgress p = *h.Status().progress;
+  EXPECT_EQ(p.Percent(), 40);
+  EXPECT_DOUBLE_EQ(*p.steps_per_second, 10);
+  EXPECT_EQ(*p.estimated_completion_time, h.clock.Now() + absl::Seconds(60));
+
+  h.SetPod("dist-chief-0", "Succeeded");
+  h.SetTerminationMessage("dist-chief-0", R"({"globalStep":1000,"loss":0.5})");
+  h.Converge();
+  ASSERT_EQ(h.State(), kSucceeded);
+  p = *h.Status().progress;
+  EXPECT_EQ(p.global_step, 1000);
+  EXPECT_EQ(p.Percent(), 100);
+  EXPECT_FALSE(p.estimated_completion_time.has_value());
+  EXPECT_FALSE(p.steps_per_second.has_value());
+  h.clock.Advance(absl::Minutes(5));
+  tracker.Tick();
+  EXPECT_EQ(fetcher.urls.size(), 2u) << "an ended job is not read";
+}
+
 TEST(JobReconcilerTest, IsRunningOnceEveryPodRunsAndReady) {
   Harness h;
   ASSERT_TRUE(h.Pass().ok());

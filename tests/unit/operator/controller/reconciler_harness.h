@@ -93,7 +93,13 @@ class Harness {
     deps.services = &services;
     deps.events = &events;
     deps.clock = &clock;
+    deps.progress = progress;
     return deps;
+  }
+  // Reads progress through `tracker` from now on.
+  void UseProgress(progress::ProgressTracker* tracker) {
+    progress = tracker;
+    reconciler = std::make_unique<JobReconciler>(Deps());
   }
 
   // The informers catch up, then one pass runs.
@@ -131,6 +137,7 @@ class Harness {
            {{"exitCode", exit_code}, {"reason", exit_code == 0 ? "Completed" : "Error"}}}};
     }
     status["containerStatuses"] = json::array({cs});
+    if (phase == "Running") status["podIP"] = PodIp(name);
     (*pod)["status"] = status;
     client.Put(kube::kPods, *pod);
   }
@@ -140,6 +147,12 @@ class Harness {
     ASSERT_TRUE(pod.ok()) << name;
     (*pod)["status"]["containerStatuses"][0]["state"]["terminated"]["message"] = message;
     client.Put(kube::kPods, *pod);
+  }
+  // A running pod's IP: 10.0.0.<its place among the job's pods>.
+  std::string PodIp(const std::string& name) {
+    const std::vector<std::string> names = PodNames();
+    const auto it = std::find(names.begin(), names.end(), name);
+    return "10.0.0." + std::to_string(1 + (it - names.begin()));
   }
   void RunAll() {
     for (const std::string& name : PodNames()) SetPod(name, "Running");
@@ -185,6 +198,7 @@ class Harness {
   runtime::Store workloads, flavors;
   RecordingEvents events;
   std::unique_ptr<JobReconciler> reconciler;
+  progress::ProgressTracker* progress = nullptr;
 
  private:
   bool kueue_ = false;

@@ -67,6 +67,18 @@ TEST(NetworkPolicyBuilderTest, MetricsFromOpensTheMetricsPortsToTheNamedPeers) {
       json::parse(R"([{"protocol": "TCP", "port": 9095}, {"protocol": "TCP", "port": 9100}])"));
 }
 
+TEST(NetworkPolicyBuilderTest, AnOperatorInTheClusterThatReadsProgressMayReachTheMetricsPorts) {
+  api::DistributedTraining job = JobBuilder("dist").Ps(1).Workers(2).Build();
+  BuildOptions options;
+  options.progress_reader_namespace = "disttrain-system";
+  std::optional<json> policy = BuildNetworkPolicy(job, options);
+  ASSERT_TRUE(policy.has_value());
+  ASSERT_EQ((*policy)["spec"]["ingress"].size(), 2u);
+  EXPECT_EQ((*policy)["spec"]["ingress"][1], json::parse(R"({"from": [{"namespaceSelector":
+      {"matchLabels": {"kubernetes.io/metadata.name": "disttrain-system"}}}],
+      "ports": [{"protocol": "TCP", "port": 9095}]})"));
+}
+
 TEST(NetworkPolicyBuilderTest, JobPortsAllAdmitsTheJobsPodsOnEveryPort) {
   api::DistributedTraining job = JobBuilder("dist").Workers(2).Build();
   job.spec.network_policy.job_ports = api::JobPorts::kAll;

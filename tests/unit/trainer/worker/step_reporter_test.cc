@@ -35,6 +35,22 @@ TEST(StepReporterTest, AScrapeInTheFirstSecondSeesALiveRate) {
   EXPECT_EQ(metrics.local_steps->Value({}), 2);
 }
 
+TEST(StepReporterTest, ExportsWhatTheOperatorReadsForProgress) {
+  FakeClock clock;
+  TrainerMetrics metrics;
+  StepReporter::Config c = Workers(/*batches_per_commit=*/2);
+  c.target_steps = 2000;
+  c.sync = true;
+  c.tf_config_replicas = 3;
+  StepReporter reporter(c, &metrics, nullptr, &clock);
+  EXPECT_EQ(metrics.target_steps->Value({}), 2000) << "from the start";
+  reporter.Record(5, 1.0f);
+  EXPECT_EQ(metrics.examples_per_global_step->Value({}), 3 * 2 * 32);
+  reporter.SetLiveReplicas(2);  // one replica left
+  reporter.Record(6, 1.0f);
+  EXPECT_EQ(metrics.examples_per_global_step->Value({}), 2 * 2 * 32);
+}
+
 TEST(StepReporterTest, AfterTheFirstSecondTheRateIsOverWholeWindows) {
   FakeClock clock;
   TrainerMetrics metrics;
