@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/json_members.h"
 #include "operator/api/codec.h"
 #include "operator/api/labels.h"
 #include "operator/api/result_display.h"
@@ -216,6 +217,16 @@ std::string FormatStatus(const json& job, const std::vector<PodRow>& pods, absl:
       absl::StrAppend(&replicas, ", ", rs.value("restarts", 0), " restarts");
   }
   if (!replicas.empty()) absl::StrAppend(&out, "Replicas:   ", replicas, "\n");
+  // Why it is not running (the operator's Waiting condition), with how long it has waited.
+  for (const json& c : ArrayMember(status, "conditions")) {
+    if (c.value("type", "") != "Waiting" || c.value("status", "") != "True") continue;
+    absl::StrAppend(&out, "Waiting:    ", c.value("reason", ""));
+    if (std::optional<absl::Time> since = Time(c, "lastTransitionTime"))
+      absl::StrAppend(&out, " for ", FormatAge(now - *since));
+    if (std::string message = c.value("message", ""); !message.empty())
+      absl::StrAppend(&out, ": ", message);
+    absl::StrAppend(&out, "\n");
+  }
   if (std::string progress = FormatProgressLine(status, now); !progress.empty()) {
     absl::StrAppend(&out, "Progress:   ", progress, "\n");
   }

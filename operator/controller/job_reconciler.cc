@@ -21,6 +21,7 @@
 #include "operator/policy/restart_policy.h"
 #include "operator/policy/result_policy.h"
 #include "operator/policy/running_policy.h"
+#include "operator/policy/waiting_reason.h"
 #include "operator/progress/estimate.h"
 #include "operator/progress/scrape_target.h"
 #include "operator/queueing/workload.h"
@@ -254,6 +255,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
       p.Note("TrainingResult", DescribeResult(*p.status.result));
     TrackFinalEvaluation(p);
     TrackProgress(p);
+    UpdateWaiting(p);
   }
   if (p.deleted) return runtime::ReconcileResult{};
   // Nothing is replaced unless the status counting it is written: a failed write leaves the
@@ -283,6 +285,28 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
                                            " more failed requests)"));
   }
   return runtime::ReconcileResult{p.requeue};
+}
+
+void JobReconciler::UpdateWaiting(Pass& p) {
+  std::optional<policy::WaitingReason> why;
+  const bool finished = IsFinished(p.status);
+  if (!finished && !p.job.spec.run_policy.suspend) {
+    auto succeeded = [&](ReplicaType t, int i) { return p.Remembered(t, i); };
+    why = policy::FindWaitingReason(p.job, p.status, p.pods,
+                                    CountReadiness(p.job, p.pods, succeeded));
+  }
+  if (why) {
+    SetCondition(&p.status, policy::kWaiting, true, why->reason, why->message, p.now);
+  } else if (IsTrue(p.status, policy::kWaiting)) {
+    SetCondition(&p.status, policy::kWaiting, false,
+                 finished                        ? "JobEnded"
+                 : p.job.spec.run_policy.suspend ? "Suspended"
+                                                 : "NothingHoldsIt",
+                 finished                        ? "the job ended"
+                 : p.job.spec.run_policy.suspend ? "the job is suspended"
+                                                 : "nothing holds the job back any more",
+                 p.now);
+  }
 }
 
 void JobReconciler::TrackProgress(Pass& p) {

@@ -119,6 +119,8 @@ class JobReconciler : public runtime::Reconciler, private PassActions {
   // status.progress: what the tracker read last while the job trains; the final step once it
   // ended. Tells the tracker what to read.
   void TrackProgress(Pass& p);
+  // The Waiting condition: why a job that has not ended is not running (policy/waiting_reason.h).
+  void UpdateWaiting(Pass& p);
   void Run(Pass& p);
   void Suspend(Pass& p);
   // PassActions, for the queue gate too.

@@ -15,11 +15,21 @@ void Keep(json& from, json& to, const char* key) {
 }
 
 // `message`: keep the termination message (the current state's only: the result of a run).
+// A waiting container's reason and message too (ErrImagePull, CreateContainerConfigError: why a
+// pod does not start), in the current state only.
 json Terminated(json& state, bool message) {
   json out = json::object();
   auto t = state.find("terminated");
-  if (t == state.end())
-    return state.contains("running") ? json{{"running", json::object()}} : json::object();
+  if (t == state.end()) {
+    if (state.contains("running")) return json{{"running", json::object()}};
+    auto w = state.find("waiting");
+    if (!message || w == state.end() || !w->is_object()) return out;
+    json waiting = json::object();
+    Keep(*w, waiting, "reason");
+    Keep(*w, waiting, "message");
+    out["waiting"] = std::move(waiting);
+    return out;
+  }
   json term = json::object();
   Keep(*t, term, "exitCode");
   Keep(*t, term, "reason");
@@ -97,6 +107,11 @@ json ProjectPod(json pod) {
           kept.push_back({{"type", type},
                           {"status", c.value("status", "")},
                           {"reason", c.value("reason", "")}});
+        } else if (type == kPodScheduled && c.value("status", "") == "False") {
+          kept.push_back({{"type", type},
+                          {"status", "False"},
+                          {"reason", c.value("reason", "")},
+                          {"message", c.value("message", "")}});
         }
       }
       status["conditions"] = std::move(kept);

@@ -98,11 +98,19 @@ json Metadata(std::string_view meta, bool pod, bool* ok) {
 
 // ContainerState, as Terminated() of pod_projection.cc keeps it.
 json State(std::string_view state, bool message, bool* ok) {
-  json terminated;
+  json terminated, waiting;
   bool running = false;
   ProtoReader r(state);
   while (r.Next()) {
-    if (r.field() == 2) {
+    if (r.field() == 1 && message) {
+      waiting = json::object();
+      ProtoReader w(r.bytes());
+      while (w.Next()) {
+        if (w.field() == 1) SetIfNotEmpty(waiting, "reason", w.bytes());
+        if (w.field() == 2) SetIfNotEmpty(waiting, "message", w.bytes());
+      }
+      *ok = *ok && w.ok();
+    } else if (r.field() == 2) {
       r.bytes();
       running = true;
     } else if (r.field() == 3) {
@@ -118,7 +126,8 @@ json State(std::string_view state, bool message, bool* ok) {
   }
   *ok = *ok && r.ok();
   if (!terminated.is_null()) return {{"terminated", std::move(terminated)}};
-  return running ? json{{"running", json::object()}} : json::object();
+  if (running) return {{"running", json::object()}};
+  return waiting.is_null() ? json::object() : json{{"waiting", std::move(waiting)}};
 }
 
 json ContainerStatus(std::string_view status, bool* ok) {
@@ -160,17 +169,22 @@ json Status(std::string_view status, bool* ok) {
         break;
       case 2: {
         any_condition = true;
-        std::string type, value, reason;
+        std::string type, value, reason, message;
         ProtoReader c(r.bytes());
         while (c.Next()) {
           if (c.field() == 1) type = c.bytes();
           if (c.field() == 2) value = c.bytes();
           if (c.field() == 5) reason = c.bytes();
+          if (c.field() == 6) message = c.bytes();
         }
         *ok = *ok && c.ok();
         if (type == "Ready") ready.push_back({{"type", "Ready"}, {"status", value}});
         if (type == kDisruptionTarget)
           ready.push_back({{"type", type}, {"status", value}, {"reason", reason}});
+        if (type == kPodScheduled && value == "False") {
+          ready.push_back(
+              {{"type", type}, {"status", value}, {"reason", reason}, {"message", message}});
+        }
         break;
       }
       case 4:

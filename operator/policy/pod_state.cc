@@ -44,6 +44,10 @@ std::optional<PodState> ReadPodState(const json& pod) {
     if (type == kDisruptionTarget && c.value("status", "") == "True" &&
         c.value("reason", "") == kDeletionByTaintManager)
       s.evicted_from_lost_node = true;
+    if (type == kPodScheduled && c.value("status", "") == "False") {
+      s.unscheduled_reason = c.value("reason", "");
+      s.unscheduled_message = c.value("message", "");
+    }
   }
 
   std::string main_name;
@@ -55,6 +59,11 @@ std::optional<PodState> ReadPodState(const json& pod) {
   std::string main_reason, any_reason;
   for (const json& cs : statuses) {
     s.restart_count += cs.value("restartCount", 0);
+    if (const json& waiting = ObjectMember(ObjectMember(cs, "state"), "waiting");
+        !waiting.empty() && s.container_waiting_reason.empty()) {
+      s.container_waiting_reason = waiting.value("reason", "");
+      s.container_waiting_message = waiting.value("message", "");
+    }
     const json* term = nullptr;
     if (cs.contains("state") && cs["state"].contains("terminated")) {
       term = &cs["state"]["terminated"];

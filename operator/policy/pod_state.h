@@ -17,6 +17,9 @@ enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 // the taint manager does (a NoExecute taint the pod no longer tolerates).
 inline constexpr char kDisruptionTarget[] = "DisruptionTarget";
 inline constexpr char kDeletionByTaintManager[] = "DeletionByTaintManager";
+// The pod condition the scheduler sets False (reason Unschedulable, SchedulingGated) with its
+// message while it cannot place the pod.
+inline constexpr char kPodScheduled[] = "PodScheduled";
 
 struct PodState {
   std::string name;
@@ -39,6 +42,13 @@ struct PodState {
   // Restarts in place by the kubelet, summed over containers.
   int restart_count = 0;
   std::string ip;  // status.podIP, once it has one
+  // Why it is not placed yet: PodScheduled False's reason and message (the scheduler's).
+  std::string unscheduled_reason;
+  std::string unscheduled_message;
+  // Why a container does not start: the first waiting container's reason (ErrImagePull,
+  // ImagePullBackOff, CreateContainerConfigError, ...) and the kubelet's message.
+  std::string container_waiting_reason;
+  std::string container_waiting_message;
   api::ReplicaType type = api::ReplicaType::kWorker;
   int index = -1;
 };

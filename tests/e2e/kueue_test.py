@@ -365,6 +365,11 @@ class KueueTest(KueueCase):
         for n in ("noqueue", "toobig", "noclass"):
             self.assertEqual(self.pods(n), [], n)
             self.assertEqual(self.state(n), "Queued", n)
+        # The one reason each waits: Kueue's, in the Waiting condition too.
+        waiting = wait_until("toobig's Waiting", lambda: (self.condition("toobig", "Waiting") or {}).get(
+            "status") == "True" and self.condition("toobig", "Waiting"), timeout=30)
+        self.assertEqual(waiting["reason"], "Queued")
+        self.assertIn("insufficient quota", waiting["message"])
         # Fixed by their owners, they run: the class appears, the job shrinks (its Workload is
         # replaced since Kueue must admit the new size).
         self.priority_class(f"missing-{self.id}", 10)
@@ -373,6 +378,8 @@ class KueueTest(KueueCase):
                 "-p", json.dumps({"spec": {"replicaSpecs": {"Worker": {"replicas": 1}}}}))
         for n in ("noclass", "toobig"):
             self.wait_state(n, "Running", timeout=40)
+            wait_until(f"{n}'s Waiting cleared", lambda: self.condition(n, "Waiting")["status"] == "False",
+                       timeout=30)
         wl = self.workload("toobig")
         self.assertNotEqual(wl["metadata"]["uid"], old_uid)
         self.assertEqual(wl["spec"]["podSets"][0]["count"], 1)

@@ -11,7 +11,7 @@ import time
 import unittest
 
 from crd_test import install_crd
-from kube import KUBECONFIG, TOOLS, Namespace, apply, get_json, job_events, kubectl, wait_job_event, wait_until
+from kube import BIN, KUBECONFIG, TOOLS, Namespace, apply, get_json, job_events, kubectl, wait_job_event, wait_until
 from operator_process import OperatorProcess
 from probe import Probe
 
@@ -69,6 +69,10 @@ class LifecycleTest(unittest.TestCase):
 
     def state(self, name):
         return self.job(name).get("status", {}).get("state")
+
+    def true_condition(self, name, ctype):
+        c = self.condition(name, ctype)
+        return c if c and c["status"] == "True" else None
 
     def condition(self, name, ctype):
         for c in self.job(name).get("status", {}).get("conditions", []):
@@ -300,6 +304,10 @@ class LifecycleTest(unittest.TestCase):
         cond = wait_until("condition ReplicaFailure with the quota's message", failing, timeout=60)
         self.assertEqual(cond["reason"], "FailedCreate")
         self.assertNotEqual(self.state("quota"), "Failed")  # the cause may go away: it keeps trying
+        # The one reason the job waits, in one place.
+        waiting = wait_until("condition Waiting", lambda: self.true_condition("quota", "Waiting"), timeout=30)
+        self.assertEqual(waiting["reason"], "FailedCreate")
+        self.assertIn("exceeded quota: two-pods", waiting["message"])
 
         def aggregated():
             items = get_json("events", "-n", self.ns, "--field-selector",
@@ -312,6 +320,32 @@ class LifecycleTest(unittest.TestCase):
         wait_until("all 4 pods once the quota is gone", lambda: len(self.live_pods("quota")) == 4, timeout=180)
         wait_until("ReplicaFailure cleared",
                    lambda: self.condition("quota", "ReplicaFailure")["status"] == "False", timeout=30)
+        wait_until("Waiting cleared", lambda: self.condition("quota", "Waiting")["status"] == "False", timeout=30)
+
+    def test_a_pod_the_scheduler_cannot_place_is_why_the_job_waits_until_it_can(self):
+        pool = {"disttrain.test/pool": self.ns}  # no node has it yet
+        worker = role(1, 0, 5)
+        worker["template"]["spec"]["nodeSelector"] = pool
+        apply(job("place", PS=role(1), Worker=worker), self.ns)
+        waiting = wait_until("condition Waiting", lambda: self.true_condition("place", "Waiting"), timeout=60)
+        self.assertEqual(waiting["reason"], "Unschedulable")
+        self.assertIn("pod place-worker-0: 0/", waiting["message"])
+        self.assertIn("didn't match Pod's node affinity/selector", waiting["message"])
+        self.assertEqual(self.state("place"), "Created")
+        r = subprocess.run([os.path.join(BIN, "kubectl-dtr"), "status", "place", "-n", self.ns],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, KUBECONFIG=KUBECONFIG, PATH=f"{TOOLS}:{os.environ['PATH']}"))
+        self.assertIn("Waiting:    Unschedulable for ", r.stdout, r.stderr)
+
+        node = get_json("nodes", "-l", "type=kwok")["items"][0]["metadata"]["name"]
+        kubectl("label", "node", node, f"disttrain.test/pool={self.ns}")
+        try:
+            wait_until("Waiting cleared", lambda: self.condition("place", "Waiting")["status"] == "False",
+                       timeout=90)
+            self.assertIn(self.condition("place", "Waiting")["reason"], ("NothingHoldsIt", "JobEnded"))
+            self.wait_state("place", "Succeeded", timeout=60)
+        finally:
+            kubectl("label", "node", node, "disttrain.test/pool-")
 
     def test_in_place_restarts_count_against_backoff_limit(self):
         apply(job("inplace", run_policy={"backoffLimit": 3}, PS=role(1),

@@ -94,12 +94,17 @@ class PodSecurityTest(unittest.TestCase):
         self.assertTrue(events and VIOLATION in events[0]["message"], events)
         self.assertEqual(get_json("pods", "-n", self.ns)["items"], [])
         self.assertNotEqual(self.dtr("plain")["status"].get("state"), "Failed")
+        waiting = wait_until("condition Waiting", lambda: (c := self.condition("plain", "Waiting")) and
+                             c["status"] == "True" and c, timeout=30)
+        self.assertEqual(waiting["reason"], "FailedCreate")
+        self.assertIn(VIOLATION, waiting["message"])
 
         # The namespace relaxes to "baseline", which the template meets: the job starts.
         kubectl("label", "namespace", self.ns, "pod-security.kubernetes.io/enforce=baseline", "--overwrite")
         wait_until("the job to succeed", lambda: self.dtr("plain").get("status", {}).get("state") == "Succeeded",
                    timeout=120)
         self.assertEqual(self.condition("plain", "ReplicaFailure")["status"], "False")
+        self.assertEqual(self.condition("plain", "Waiting")["status"], "False")
 
     def test_every_example_without_host_files_renders_to_pods_restricted_admits(self):
         for example in EXAMPLES:

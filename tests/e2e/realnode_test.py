@@ -389,6 +389,25 @@ class RealNodeTest(unittest.TestCase):
                 check(f"logs -f {' '.join(role)}", list(follow.lines), role)
         self.assertEqual(status()["restartCount"], 1, "worker-1 restarted once: its previous run is the killed one")
 
+    def test_an_image_the_kubelet_cannot_pull_is_why_the_job_waits(self):
+        template = trainer_template(["--model=toy", "--steps=10"])
+        container = template["spec"]["containers"][0]
+        container["image"], container["imagePullPolicy"] = "registry.invalid/disttrain/none:1", "IfNotPresent"
+        apply({"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": "nopull"},
+               "spec": {"replicaSpecs": {"Worker": {"replicas": 1, "template": template}}}}, self.ns)
+
+        def waiting():
+            for c in get_json("dtr", "nopull", "-n", self.ns).get("status", {}).get("conditions", []):
+                if c["type"] == "Waiting" and c["status"] == "True":
+                    return c
+            return None
+        cond = wait_until("condition Waiting", waiting, timeout=120)
+        self.assertIn(cond["reason"], ("ErrImagePull", "ImagePullBackOff"))
+        self.assertIn("pod nopull-worker-0: ", cond["message"])
+        self.assertIn("registry.invalid/disttrain/none:1", cond["message"])
+        self.assertNotIn(self.state("nopull"), ("Running", "Failed"))
+        kubectl("delete", "dtr", "nopull", "-n", self.ns, "--wait=false")
+
     def test_a_chief_that_exits_non_zero_fails_the_job_and_the_servers_are_gone(self):
         model_dir = shared_dir()
         # A negative learning rate is refused by the trainer: the chief exits 2 (a permanent code).

@@ -16,6 +16,7 @@ using nlohmann::json;
 using testing::At;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::Pod;
 
 TEST(JobViewTest, RowsComeInRoleOrderWithTheMainContainersState) {
@@ -125,6 +126,19 @@ TEST(JobViewTest, StatusAndTopShowTheProgressWithTheTimeLeftCountedFromNow) {
   EXPECT_EQ(FormatProgressLine(json::parse(R"({"state": "Running"})"), absl::Now()), "");
   EXPECT_EQ(FormatProgressLine(json::parse(R"({"progress": {"globalStep": "x"}})"), absl::Now()),
             "");
+}
+
+TEST(JobViewTest, StatusSaysWhyAJobWaitsAndForHowLong) {
+  json job = json::parse(R"({"metadata": {"name": "mnist", "namespace": "ml"},
+    "status": {"state": "Created", "conditions": [
+      {"type": "Created", "status": "True", "reason": "JobCreated", "lastTransitionTime": "2026-11-22T10:00:00Z"},
+      {"type": "Waiting", "status": "True", "reason": "Unschedulable",
+       "message": "pod mnist-worker-0: 0/3 nodes are available", "lastTransitionTime": "2026-11-22T10:00:05Z"}]}})");
+  EXPECT_THAT(FormatStatus(job, {}, At("2026-11-22T10:02:05Z")),
+              HasSubstr("\nWaiting:    Unschedulable for 2m: pod mnist-worker-0: 0/3 nodes are "
+                        "available\nResult:"));
+  job["status"]["conditions"][1]["status"] = "False";
+  EXPECT_THAT(FormatStatus(job, {}, At("2026-11-22T10:02:05Z")), Not(HasSubstr("Waiting:")));
 }
 
 TEST(JobViewTest, StatusShowsResultsWithFourSignificantDigits) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "operator/policy/waiting_reason.h"
 #include "tests/unit/operator/controller/reconciler_harness.h"
 
 namespace disttrain::controller {
@@ -170,6 +171,31 @@ TEST(JobReconcilerTest, WritesTheProgressItsChiefReportsWhileItTrainsThenItsFina
   h.clock.Advance(absl::Minutes(5));
   tracker.Tick();
   EXPECT_EQ(fetcher.urls.size(), 2u) << "an ended job is not read";
+}
+
+TEST(JobReconcilerTest, SaysWhyItWaitsUntilTheCauseIsGone) {
+  Harness h;
+  ASSERT_TRUE(h.Pass().ok());
+  h.SetPod("dist-chief-0", "Running");
+  h.SetUnschedulable("dist-worker-1", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+  ASSERT_TRUE(h.Pass().ok());
+  api::JobStatus status = h.Status();
+  const api::Condition* waiting = policy::FindCondition(status, policy::kWaiting);
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_TRUE(waiting->status);
+  EXPECT_EQ(waiting->reason, "Unschedulable");
+  EXPECT_EQ(waiting->message,
+            "pod dist-worker-1: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+  EXPECT_EQ(h.State(), kCreated);
+
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(h.State(), kRunning);
+  status = h.Status();
+  waiting = policy::FindCondition(status, policy::kWaiting);
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_FALSE(waiting->status);
+  EXPECT_EQ(waiting->reason, "NothingHoldsIt");
 }
 
 TEST(JobReconcilerTest, IsRunningOnceEveryPodRunsAndReady) {

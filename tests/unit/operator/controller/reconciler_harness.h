@@ -148,6 +148,18 @@ class Harness {
     (*pod)["status"]["containerStatuses"][0]["state"]["terminated"]["message"] = message;
     client.Put(kube::kPods, *pod);
   }
+  // The scheduler's part for a pod it cannot place: PodScheduled False with its message.
+  void SetUnschedulable(const std::string& name, const std::string& message) {
+    absl::StatusOr<json> pod = client.Get(kube::kPods, "default", name);
+    ASSERT_TRUE(pod.ok()) << name;
+    (*pod)["status"] = {{"phase", "Pending"},
+                        {"conditions",
+                         {{{"type", "PodScheduled"},
+                           {"status", "False"},
+                           {"reason", "Unschedulable"},
+                           {"message", message}}}}};
+    client.Put(kube::kPods, *pod);
+  }
   // A running pod's IP: 10.0.0.<its place among the job's pods>.
   std::string PodIp(const std::string& name) {
     const std::vector<std::string> names = PodNames();

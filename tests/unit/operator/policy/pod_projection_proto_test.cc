@@ -47,7 +47,7 @@ TEST_P(PodProjectionProtoTest, DecodesWhatProjectPodKeepsOfTheSameObjectInJson) 
 
 INSTANTIATE_TEST_SUITE_P(ServedPods, PodProjectionProtoTest,
                          ::testing::Values("running", "succeeded", "failed", "restarted",
-                                           "deleting", "pending", "evicted"));
+                                           "deleting", "pending", "evicted", "pulling"));
 
 TEST(PodProjectionProtoFixturesTest, CoverEveryFieldTheProjectionKeeps) {
   // Without this, a fixture that lost its interesting part would still pass the equality.
@@ -66,8 +66,18 @@ TEST(PodProjectionProtoFixturesTest, CoverEveryFieldTheProjectionKeeps) {
   EXPECT_EQ(restarted["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"], 3);
   EXPECT_TRUE(
       ProjectPod(json::parse(Read("deleting.json")))["metadata"].contains("deletionTimestamp"));
-  EXPECT_FALSE(
-      ProjectPod(json::parse(Read("pending.json")))["status"].contains("containerStatuses"));
+  const json pending = ProjectPod(json::parse(Read("pending.json")));
+  EXPECT_FALSE(pending["status"].contains("containerStatuses"));
+  EXPECT_EQ(pending["status"]["conditions"][0]["type"], "PodScheduled");
+  EXPECT_EQ(pending["status"]["conditions"][0]["reason"], "Unschedulable");
+  EXPECT_NE(pending["status"]["conditions"][0]["message"].get<std::string>().find(
+                "0/1 nodes are available"),
+            std::string::npos);
+  const json pulling = ProjectPod(json::parse(Read("pulling.json")));
+  EXPECT_EQ(pulling["status"]["containerStatuses"][0]["state"],
+            json({{"waiting",
+                   {{"reason", "ImagePullBackOff"},
+                    {"message", "Back-off pulling image \"registry.example/trainer:1\""}}}}));
   const json evicted = ProjectPod(json::parse(Read("evicted.json")));
   EXPECT_EQ(evicted["status"]["conditions"][0], json({{"type", "DisruptionTarget"},
                                                       {"status", "True"},

@@ -46,5 +46,27 @@ TEST(PodStateTest, ReadsTheMainContainersTerminationMessage) {
   EXPECT_EQ(ReadPodState(ProjectPod(pod))->termination_message, R"({"globalStep": 5})");
 }
 
+TEST(PodStateTest, ReadsWhyAPendingPodIsNotPlacedOrDoesNotStart) {
+  json pod = json::parse(R"({"metadata": {"name": "d-worker-0", "uid": "u",
+      "labels": {"disttrain.io/replica-type": "worker", "disttrain.io/replica-index": "0"}},
+    "spec": {"containers": [{"name": "tensorflow"}]},
+    "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+        "reason": "Unschedulable", "message": "0/2 nodes are available"}]}})");
+  std::optional<PodState> s = ReadPodState(ProjectPod(pod));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->unscheduled_reason, "Unschedulable");
+  EXPECT_EQ(s->unscheduled_message, "0/2 nodes are available");
+  EXPECT_EQ(s->container_waiting_reason, "");
+
+  pod["status"]["conditions"][0] = {{"type", "PodScheduled"}, {"status", "True"}};
+  pod["status"]["containerStatuses"] = json::parse(R"([{"name": "tensorflow", "restartCount": 0,
+      "state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}}}])");
+  s = ReadPodState(ProjectPod(pod));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->unscheduled_reason, "");
+  EXPECT_EQ(s->container_waiting_reason, "ErrImagePull");
+  EXPECT_EQ(s->container_waiting_message, "not found");
+}
+
 }  // namespace
 }  // namespace disttrain::policy

@@ -2,7 +2,7 @@
 """Captures the fixtures of pod_projection_proto_test: pods and a Service in the states the
 operator reads (running with labels and an owner, succeeded with a termination message,
 restarted in place, failed, marked for deletion, unschedulable, evicted by the taint manager from
-a lost node), each fetched from a real
+a lost node, a container that cannot pull its image), each fetched from a real
 kube-apiserver twice at the same resourceVersion, as JSON (NAME.json) and as protobuf (NAME.pb,
 the body as sent, envelope included); plus the list of those pods and a watch from
 resourceVersion 0 in protobuf (pods.list.pb, pods.watch.pb).
@@ -81,6 +81,9 @@ def main():
         # rewrite them); the encoding of the condition is the point.
         "evicted": pod("evicted", node_selector={"type": "no-such-node"},
                        extra_meta={"finalizers": ["test.disttrain.io/hold"]}),
+        # Unscheduled too, its container status patched as a kubelet writes it for an image it
+        # cannot pull.
+        "pulling": pod("pulling", node_selector={"type": "no-such-node"}),
     }
     apply({"apiVersion": "v1", "kind": "List", "items": list(pods.values())}, NS)
     apply({"apiVersion": "v1", "kind": "Service",
@@ -106,6 +109,12 @@ def main():
                                     "reason": "DeletionByTaintManager",
                                     "message": "Taint manager: deleting due to NoExecute taint",
                                     "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}))
+    kubectl("patch", "pod", "pulling", "-n", NS, "--subresource=status", "--type=merge", "-p", json.dumps(
+        {"status": {"containerStatuses": [
+            {"name": "tensorflow", "image": "registry.example/trainer:1", "imageID": "", "ready": False,
+             "restartCount": 0, "started": False,
+             "state": {"waiting": {"reason": "ImagePullBackOff",
+                                   "message": 'Back-off pulling image "registry.example/trainer:1"'}}}]}}))
     only = set(sys.argv[1:])
     objects = [("pods", name) for name in pods] + [("services", "running")]
     if only:
