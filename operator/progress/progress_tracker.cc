@@ -81,10 +81,13 @@ void ProgressTracker::Tick() {
       fetch.emplace_back(*job, *e.target);
     }
   }
-  for (auto& [job, target] : fetch) {
-    fetcher_->Fetch(target.url, [this, job, target](absl::StatusOr<std::string> body) {
-      Done(job, target, std::move(body));
-    });
+  for (auto& entry : fetch) {
+    // Named copies: clang does not capture structured bindings.
+    const std::string& url = entry.second.url;
+    fetcher_->Fetch(
+        url, [this, job = entry.first, target = entry.second](absl::StatusOr<std::string> body) {
+          Done(job, target, std::move(body));
+        });
   }
 }
 

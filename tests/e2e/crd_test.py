@@ -76,8 +76,8 @@ class CrdTest(unittest.TestCase):
         apply(job("columns", Worker=1), self.ns)
         out = kubectl("get", "dtr", "-n", self.ns, "-o", "wide").stdout
         header = out.splitlines()[0].split()
-        self.assertEqual(header, ["NAME", "STATE", "WORKERS", "PS", "CHIEF", "EVALUATOR", "STEP", "LOSS", "ACCURACY",
-                                  "AUC", "AGE"])
+        self.assertEqual(header, ["NAME", "STATE", "WORKERS", "PS", "CHIEF", "EVALUATOR", "PROGRESS", "ETA", "STEP",
+                                  "LOSS", "ACCURACY", "AUC", "AGE"])
         narrow = kubectl("get", "dtr", "-n", self.ns).stdout.splitlines()[0].split()
         self.assertEqual(narrow, ["NAME", "STATE", "WORKERS", "PS", "AGE"])
         self.assertIn("columns", out)
@@ -128,7 +128,17 @@ class CrdTest(unittest.TestCase):
         no_workers["spec"]["elasticPolicy"] = {"minReplicas": 0, "maxReplicas": 4}
         min_above_max = job("el", Chief=1, Worker=3)
         min_above_max["spec"]["elasticPolicy"] = {"minReplicas": 3, "maxReplicas": 2}
+        def oom(policy):
+            j = job("oom", Worker=1)
+            j["spec"]["runPolicy"] = {"oomPolicy": policy}
+            return j
         return [
+            ("oomPolicy factor of 1", oom({"memoryFactor": 1, "maxMemory": "1Gi"}),
+             "memoryFactor must be more than 1 and at most 16", "spec.runPolicy.oomPolicy.memoryFactor"),
+            ("oomPolicy maxMemory not a quantity", oom({"maxMemory": "lots"}), "spec.runPolicy.oomPolicy.maxMemory",
+             "is not a resource quantity"),
+            ("oomPolicy without maxMemory", oom({"memoryFactor": 2}), "spec.runPolicy.oomPolicy.maxMemory",
+             "spec.runPolicy.oomPolicy.maxMemory"),
             # (name, manifest, what the API server says, what render says)
             ("two chiefs", job("a", Chief=2), "at most one Chief", "at most one chief"),
             ("two evaluators", job("a", Worker=1, Evaluator=2), "at most one Evaluator",

@@ -7,6 +7,7 @@ import base64
 import http.client
 import json
 import os
+import re
 import ssl
 import subprocess
 import tempfile
@@ -217,6 +218,20 @@ def apply(manifest, namespace=None, kubeconfig=None, timeout=60):
     args = ["apply", "-f", "-"] + (["-n", namespace] if namespace else [])
     return kubectl(*args, input=manifest if isinstance(manifest, str) else json.dumps(manifest),
                    kubeconfig=kubeconfig, timeout=timeout)
+
+
+def table_rows(text):
+    """The rows of a `kubectl get` table as dicts, each cell cut at its header's column: cells may
+    be empty (a printer column with no value) or hold spaces."""
+    lines = text.splitlines()
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    names = header.split()
+    rows = []
+    for line in lines[1:]:
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line) + 1])]
+        rows.append(dict(zip(names, cells)))
+    return rows
 
 
 def wait_until(what, predicate, timeout=60.0, interval=0.2):
