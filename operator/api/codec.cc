@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "operator/api/fields.h"
 #include "operator/api/pod_template.h"
+#include "operator/api/quantity.h"
 #include "operator/api/result_display.h"
 
 namespace disttrain::api {
@@ -53,6 +54,28 @@ absl::Status DecodeRunPolicy(const json& j, RunPolicy* run) {
     s.ReadInt("scheduleTimeoutSeconds", &policy.schedule_timeout_seconds);
     f.Merge(s.status());
     run->scheduling_policy = policy;
+  }
+  if (const json* oom = f.Find("oomPolicy")) {
+    Fields o(*oom, "spec.runPolicy.oomPolicy");
+    OomPolicy policy;
+    std::optional<double> factor;
+    o.ReadDouble("memoryFactor", &factor);
+    if (factor) policy.memory_factor = *factor;
+    if (const json* max = o.Find("maxMemory"); max != nullptr && max->is_number_integer()) {
+      policy.max_memory = absl::StrCat(max->get<int64_t>());
+    } else {
+      o.ReadString("maxMemory", &policy.max_memory);
+    }
+    if (!policy.max_memory.empty()) {
+      absl::StatusOr<int64_t> milli = ParseMilliQuantity(policy.max_memory);
+      if (milli.ok()) {
+        policy.max_memory_milli = *milli;
+      } else {
+        o.Fail("maxMemory", milli.status().message());
+      }
+    }
+    f.Merge(o.status());
+    run->oom_policy = policy;
   }
   return f.status();
 }
@@ -307,6 +330,16 @@ json EncodeStatus(const JobStatus& status) {
       }
       r["setAside"] = std::move(list);
     }
+    if (!rs.resized.empty()) {
+      json list = json::array();
+      for (const ResizedReplica& e : rs.resized) {
+        list.push_back({{"index", e.index},
+                        {"memory", e.memory},
+                        {"oomKills", e.oom_kills},
+                        {"podUID", e.pod_uid}});
+      }
+      r["resized"] = std::move(list);
+    }
     replicas[std::string(ReplicaTypeKey(type))] = std::move(r);
   }
   out["replicaStatuses"] = std::move(replicas);
@@ -371,6 +404,22 @@ absl::StatusOr<JobStatus> DecodeStatus(const json& j) {
             if (retry) entry.retry_time = *retry;
             r.Merge(a.status());
             out.set_aside.push_back(std::move(entry));
+          }
+        }
+      }
+      if (const json* list = r.Find("resized")) {
+        if (!list->is_array()) {
+          r.Fail("resized", "must be a list");
+        } else {
+          for (size_t i = 0; i < list->size(); ++i) {
+            Fields e((*list)[i], absl::StrCat("status.replicaStatuses.", key, ".resized[", i, "]"));
+            ResizedReplica entry;
+            e.ReadInt("index", &entry.index);
+            e.ReadString("memory", &entry.memory);
+            e.ReadInt("oomKills", &entry.oom_kills);
+            e.ReadString("podUID", &entry.pod_uid);
+            r.Merge(e.status());
+            out.resized.push_back(std::move(entry));
           }
         }
       }

@@ -67,6 +67,18 @@ struct SchedulingPolicy {
   std::optional<int32_t> schedule_timeout_seconds;
 };
 
+// spec.runPolicy.oomPolicy: a pod whose main container the kernel killed for memory (OOMKilled)
+// is recreated with its memory limit and request times memoryFactor, at most maxMemory, and the
+// kill does not count against backoffLimit; at maxMemory an OOM kill is a failure as any other
+// (policy/oom_policy.h).
+struct OomPolicy {
+  double memory_factor = 2;
+  std::string max_memory;  // a quantity, as written
+  int64_t max_memory_milli = 0;
+
+  bool operator==(const OomPolicy&) const = default;
+};
+
 struct RunPolicy {
   CleanPodPolicy clean_pod_policy = CleanPodPolicy::kRunning;
   std::optional<int64_t> ttl_seconds_after_finished;
@@ -82,6 +94,7 @@ struct RunPolicy {
   std::optional<int64_t> node_loss_toleration_seconds;
   bool suspend = false;
   std::optional<SchedulingPolicy> scheduling_policy;
+  std::optional<OomPolicy> oom_policy;
 };
 
 struct TfConfigOptions {
@@ -172,6 +185,17 @@ struct SetAsideReplica {
   bool operator==(const SetAsideReplica&) const = default;
 };
 
+// A replica the operator recreated with more memory after its container was OOMKilled
+// (runPolicy.oomPolicy): its pods are created with `memory` from then on.
+struct ResizedReplica {
+  int index = 0;
+  std::string memory;     // the main container's memory limit now (a quantity)
+  int32_t oom_kills = 0;  // OOM kills that grew it
+  std::string pod_uid;    // the pod killed last (its kill is told once)
+
+  bool operator==(const ResizedReplica&) const = default;
+};
+
 struct ReplicaStatus {
   int32_t active = 0;
   int32_t succeeded = 0;
@@ -190,6 +214,8 @@ struct ReplicaStatus {
   int32_t running = 0;
   // Workers of an elastic job set aside (by index), until the job ends or scales them away.
   std::vector<SetAsideReplica> set_aside;
+  // Replicas grown after OOM kills (by index).
+  std::vector<ResizedReplica> resized;
 
   bool operator==(const ReplicaStatus&) const = default;
 };

@@ -93,6 +93,19 @@ absl::Status Validate(const DistributedTraining& job) {
     errors.push_back(absl::StrCat("spec.runPolicy.activeDeadlineSeconds: must be positive, got ",
                                   *run.active_deadline_seconds));
   }
+  if (const auto& oom = run.oom_policy) {
+    if (!(oom->memory_factor > 1) || oom->memory_factor > 16) {
+      errors.push_back(absl::StrCat(
+          "spec.runPolicy.oomPolicy.memoryFactor: must be more than 1 and at most 16, got ",
+          oom->memory_factor));
+    }
+    if (oom->max_memory_milli <= 0) {
+      errors.push_back(
+          absl::StrCat("spec.runPolicy.oomPolicy.maxMemory: must be a memory size "
+                       "above 0 (such as 8Gi), got \"",
+                       oom->max_memory, "\""));
+    }
+  }
   if (const auto& sp = run.scheduling_policy) {
     int32_t total = 0;
     for (const auto& [type, replica] : spec.replica_specs) total += std::max(0, replica.replicas);

@@ -18,6 +18,7 @@
 #include "operator/policy/desired_objects.h"
 #include "operator/policy/elastic_policy.h"
 #include "operator/policy/job_policies.h"
+#include "operator/policy/oom_policy.h"
 
 namespace disttrain::controller {
 
@@ -90,6 +91,13 @@ bool JobReconciler::CreateMissing(Pass& p) {
   if (!desired.ok()) {
     FailInvalid(p, desired.status());
     return false;
+  }
+  for (ReplicaObjects& r : desired->replicas) {
+    // A replica grown after OOM kills keeps its memory (runPolicy.oomPolicy).
+    if (absl::Status s = policy::ApplyResizedMemory(p.status, r.type, r.index, &r.pod); !s.ok()) {
+      FailInvalid(p, s);
+      return false;
+    }
   }
   // Admitted by a queue: its pods carry what the admission assigns.
   for (ReplicaObjects& r : desired->replicas) {

@@ -43,6 +43,18 @@ bool JobReconciler::HandleFailures(Pass& p) {
     p.Warn("Restarting", r.message);
   }
   for (const api::SetAsideReplica& e : d.set_aside) SetWorkerAside(p, e);
+  for (const policy::MemoryGrowth& g : d.grown) {
+    // Listed as being replaced without a restart counted: its restarts count nowhere.
+    p.status.restarting_pods.push_back(g.entry.pod_uid);
+    std::vector<api::ResizedReplica>& list = p.Role(g.type).resized;
+    std::erase_if(list, [&](const api::ResizedReplica& e) { return e.index == g.entry.index; });
+    list.push_back(g.entry);
+    std::sort(list.begin(), list.end(),
+              [](const auto& a, const auto& b) { return a.index < b.index; });
+    SetCondition(&p.status, kRestarting, true, "MemoryIncreased", g.message, p.now);
+    SetCondition(&p.status, kRunning, false, "PodRestarting", g.message, p.now);
+    p.Warn("MemoryIncreased", g.message);
+  }
   p.replace.insert(p.replace.end(), d.replace.begin(), d.replace.end());
   if (d.fail) {
     Finish(p, false, d.fail->reason, d.fail->message);

@@ -60,6 +60,16 @@ FailureDecision DecideFailures(const api::DistributedTraining& job, const api::J
       if (!known) d.succeeded.push_back({type, index});
       continue;
     }
+    // Killed for memory, failed or restarted in place: back with more memory when it may grow.
+    const bool restarted = pod.restart_count > 0 &&
+                           (pod.phase == PodPhase::kRunning || pod.phase == PodPhase::kPending);
+    if (pod.phase == PodPhase::kFailed || restarted) {
+      if (std::optional<MemoryGrowth> g = GrowAfterOomKill(job, status, type, index, pod)) {
+        d.replace.push_back(pod);
+        d.grown.push_back(*std::move(g));
+        continue;
+      }
+    }
     if (pod.phase != PodPhase::kFailed) continue;
     const api::ReplicaSpec& spec = job.spec.replica_specs.at(type);
     const std::string what = DescribeExit(pod);

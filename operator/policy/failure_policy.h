@@ -8,8 +8,10 @@
 //   Worker     OnFailure/Always     recreate (the kubelet restarts in place; a Failed phase
 //                                   means it could not, e.g. eviction)
 //              Never                fail the job
-// Every recreation counts against backoffLimit. A worker of an elastic job whose failure would
-// end the job is set aside instead when it may be (elastic_policy.h).
+// Every recreation counts against backoffLimit, but that of a pod OOM-killed below
+// runPolicy.oomPolicy's maxMemory, which comes back with more memory (oom_policy.h), whatever
+// the restart policy, also after the kubelet restarted it in place. A worker of an elastic job
+// whose failure would end the job is set aside instead when it may be (elastic_policy.h).
 #ifndef DISTTRAIN_OPERATOR_POLICY_FAILURE_POLICY_H_
 #define DISTTRAIN_OPERATOR_POLICY_FAILURE_POLICY_H_
 
@@ -21,6 +23,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "operator/api/types.h"
+#include "operator/policy/oom_policy.h"
 #include "operator/policy/pod_state.h"
 #include "operator/policy/running_policy.h"
 
@@ -61,6 +64,9 @@ struct FailureDecision {
   // Workers of an elastic job set aside (their pods are in `replace`): the new or updated entries
   // of status.replicaStatuses.Worker.setAside.
   std::vector<api::SetAsideReplica> set_aside;
+  // Replicas OOM-killed under runPolicy.oomPolicy (their pods are in `replace`): recreated with
+  // more memory, not counted against backoffLimit (oom_policy.h).
+  std::vector<MemoryGrowth> grown;
 };
 
 // `deleting(uid)`: this process deleted the pod and has not seen it gone.

@@ -6,10 +6,12 @@ finishes or fails; a parameter server killed with SIGKILL is restarted and resto
 shows a killed worker's last run, marked as previous, before its restarted run.
 
 Run as a script: without a real node it exits 77, which ctest reports as not run."""
+import datetime
 import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -388,6 +390,50 @@ class RealNodeTest(unittest.TestCase):
                 self.assertFalse(follow.errors, "".join(follow.errors))
                 check(f"logs -f {' '.join(role)}", list(follow.lines), role)
         self.assertEqual(status()["restartCount"], 1, "worker-1 restarted once: its previous run is the killed one")
+
+    def test_a_pod_the_kernel_kills_for_memory_comes_back_with_more_and_the_job_succeeds(self):
+        # 200 MiB held: killed under 128Mi, fine under the 256Mi the first kill brings.
+        template = realnode.on_real_node({"containers": [{
+            "name": "tensorflow", "image": realnode.TF_EXAMPLE_IMAGE, "imagePullPolicy": "Never",
+            "command": ["python3", "-c", "x = b'x' * (200 << 20); print('held', len(x) >> 20, 'MiB')"],
+            "resources": {"limits": {"memory": "128Mi", "cpu": "500m"}}}]})
+        apply({"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": "oom"},
+               "spec": {"runPolicy": {"backoffLimit": 0, "oomPolicy": {"memoryFactor": 2, "maxMemory": "512Mi"}},
+                        "replicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "ExitCode",
+                                                    "template": {"spec": template}}}}}, self.ns)
+        # Every version of the job's pods, through a watch: the killed one is deleted at once.
+        watch = subprocess.Popen([os.path.join(TOOLS, "kubectl"), "--kubeconfig", KUBECONFIG, "get", "pods",
+                                  "-n", self.ns, "-l", "disttrain.io/job-name=oom", "-w", "-o", "json"],
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            wait_until("the job to succeed", lambda: self.state("oom") in ("Succeeded", "Failed"), timeout=240)
+        finally:
+            watch.terminate()
+        seen, text, decoder = [], watch.communicate(timeout=30)[0], json.JSONDecoder()
+        while text.strip():
+            obj, end = decoder.raw_decode(text.lstrip())
+            text = text.lstrip()[end:]
+            seen.extend(obj["items"] if obj.get("kind") == "List" else [obj])
+        self.assertEqual(self.state("oom"), "Succeeded", get_json("dtr", "oom", "-n", self.ns)["status"])
+        killed = next(p for p in seen if any(c.get("state", {}).get("terminated", {}).get("reason") == "OOMKilled"
+                                             for c in p.get("status", {}).get("containerStatuses", [])))
+        killed_at = next(c["state"]["terminated"]["finishedAt"] for c in killed["status"]["containerStatuses"])
+        status = get_json("dtr", "oom", "-n", self.ns)["status"]
+        resized = status["replicaStatuses"]["Worker"]["resized"]
+        self.assertEqual([(r["index"], r["memory"], r["oomKills"]) for r in resized], [(0, "256Mi", 1)])
+        self.assertEqual(status["replicaStatuses"]["Worker"]["restarts"], 0, "backoffLimit 0, and it succeeded")
+        events = get_json("events", "-n", self.ns, "--field-selector",
+                          "involvedObject.name=oom,reason=MemoryIncreased")["items"]
+        self.assertEqual(len(events), 1)
+        self.assertIn("was OOMKilled with 128Mi of memory; recreating it with 256Mi", events[0]["message"])
+        again = self.pods("oom", "worker")
+        self.assertEqual(len(again), 1)
+        self.assertNotEqual(again[0]["metadata"]["uid"], killed["metadata"]["uid"])
+        self.assertEqual(again[0]["spec"]["containers"][0]["resources"]["limits"]["memory"], "256Mi")
+        started = again[0]["status"]["containerStatuses"][0]["state"]["terminated"]["startedAt"]
+        parse = lambda t: datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ")
+        print(f"\nOOM kill at {killed_at}, running again with 256Mi at {started}: "
+              f"{(parse(started) - parse(killed_at)).total_seconds():.0f} s", file=sys.stderr)
 
     def test_an_image_the_kubelet_cannot_pull_is_why_the_job_waits(self):
         template = trainer_template(["--model=toy", "--steps=10"])

@@ -38,7 +38,7 @@ TEST(CodecTest, DecodesEveryRunPolicyField) {
   json j = Minimal();
   j["spec"]["runPolicy"] = json::parse(R"({"cleanPodPolicy": "All", "ttlSecondsAfterFinished": 60,
       "activeDeadlineSeconds": 600, "backoffLimit": 2, "suspend": true,
-      "nodeLossTolerationSeconds": 12,
+      "nodeLossTolerationSeconds": 12, "oomPolicy": {"memoryFactor": 1.5, "maxMemory": "8Gi"},
       "schedulingPolicy": {"minAvailable": 3, "queue": "q", "priorityClass": "high",
                            "scheduleTimeoutSeconds": 30}})");
   j["spec"]["successPolicy"] = "AllWorkers";
@@ -59,6 +59,17 @@ TEST(CodecTest, DecodesEveryRunPolicyField) {
   EXPECT_EQ(run.scheduling_policy->schedule_timeout_seconds, 30);
   EXPECT_EQ(job->spec.success_policy, SuccessPolicy::kAllWorkers);
   EXPECT_FALSE(job->spec.tf_config.evaluator_in_cluster);
+  EXPECT_EQ(run.oom_policy, (OomPolicy{.memory_factor = 1.5,
+                                       .max_memory = "8Gi",
+                                       .max_memory_milli = (8LL << 30) * 1000}));
+  j["spec"]["runPolicy"]["oomPolicy"] = {{"maxMemory", 1073741824}};
+  job = DecodeJob(j);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->spec.run_policy.oom_policy->memory_factor, 2) << "the default";
+  EXPECT_EQ(job->spec.run_policy.oom_policy->max_memory_milli, (1LL << 30) * 1000);
+  j["spec"]["runPolicy"]["oomPolicy"] = {{"maxMemory", "lots"}};
+  EXPECT_EQ(DecodeJob(j).status().message(),
+            "spec.runPolicy.oomPolicy.maxMemory: \"lots\" is not a resource quantity");
 }
 
 TEST(CodecTest, DecodesTheNetworkPolicy) {
@@ -245,6 +256,8 @@ TEST(CodecTest, StatusRoundTrips) {
   status.conditions.push_back(
       {"Running", true, "PodsRunning", "all 4 pods run", absl::FromUnixSeconds(160)});
   status.replica_statuses[ReplicaType::kWorker] = {3, 1, 0, 2, "3/4", {0, 2}, 1};
+  status.replica_statuses[ReplicaType::kPS].resized.push_back(
+      {.index = 1, .memory = "2Gi", .oom_kills = 1, .pod_uid = "u"});
   status.start_time = absl::FromUnixSeconds(120);
   status.observed_generation = 2;
   status.worker_selector = "disttrain.io/job-name=d,disttrain.io/replica-type=worker";
@@ -252,6 +265,8 @@ TEST(CodecTest, StatusRoundTrips) {
   EXPECT_EQ(encoded["conditions"][1]["lastTransitionTime"], "1970-01-01T00:02:40Z");
   EXPECT_EQ(encoded["workerSelector"], status.worker_selector);
   EXPECT_EQ(encoded["replicaStatuses"]["Worker"]["progress"], "3/4");
+  EXPECT_EQ(encoded["replicaStatuses"]["PS"]["resized"],
+            json::parse(R"([{"index":1,"memory":"2Gi","oomKills":1,"podUID":"u"}])"));
   EXPECT_FALSE(encoded.contains("completionTime"));
   absl::StatusOr<JobStatus> decoded = DecodeStatus(encoded);
   ASSERT_TRUE(decoded.ok()) << decoded.status();

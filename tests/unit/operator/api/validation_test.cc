@@ -134,7 +134,22 @@ INSTANTIATE_TEST_SUITE_P(
                job.spec.tls.enabled = true;
                return job;
              },
-             "spec.tls: a job with mutual TLS has at most 500 tasks"}),
+             "spec.tls: a job with mutual TLS has at most 500 tasks"},
+        Case{"OomPolicyFactorOfOne",
+             [] {
+               DistributedTraining job = JobBuilder("a").Workers(1).Build();
+               job.spec.run_policy.oom_policy = OomPolicy{
+                   .memory_factor = 1, .max_memory = "1Gi", .max_memory_milli = 1'000'000};
+               return job;
+             },
+             "spec.runPolicy.oomPolicy.memoryFactor: must be more than 1 and at most 16, got 1"},
+        Case{"OomPolicyWithoutMaxMemory",
+             [] {
+               DistributedTraining job = JobBuilder("a").Workers(1).Build();
+               job.spec.run_policy.oom_policy = OomPolicy{};
+               return job;
+             },
+             "spec.runPolicy.oomPolicy.maxMemory: must be a memory size above 0"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ValidationTest, TemplateRestartPolicyThatAgreesIsAccepted) {

@@ -365,6 +365,43 @@ TEST(JobReconcilerTest, FailsWhenARecreationWouldExceedBackoffLimit) {
   EXPECT_FALSE(h.HasPod("dist-ps-0"));
 }
 
+TEST(JobReconcilerTest, AnOomKilledPodComesBackWithMoreMemoryAndNoRestartCounted) {
+  json job =
+      JobJson({{"backoffLimit", 0}, {"oomPolicy", {{"memoryFactor", 2}, {"maxMemory", "1Gi"}}}});
+  job["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
+      {"limits", {{"memory", "256Mi"}}}};
+  Harness h(job);
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  ASSERT_TRUE(h.Pass().ok());
+  const std::string killed = h.Uid("dist-worker-0");
+  h.SetPod("dist-worker-0", "Failed", 137);
+  {
+    absl::StatusOr<json> pod = h.client.Get(kube::kPods, "default", "dist-worker-0");
+    ASSERT_TRUE(pod.ok());
+    (*pod)["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] = "OOMKilled";
+    h.client.Put(kube::kPods, *pod);
+  }
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_FALSE(h.HasPod("dist-worker-0"));
+  ASSERT_TRUE(h.Pass().ok());  // the informer saw it go: a new pod
+  EXPECT_NE(h.State(), kFailed) << "backoffLimit 0, yet the OOM kill is not a restart";
+  ASSERT_TRUE(h.HasPod("dist-worker-0"));
+  EXPECT_NE(h.Uid("dist-worker-0"), killed);
+  absl::StatusOr<json> again = h.client.Get(kube::kPods, "default", "dist-worker-0");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)["spec"]["containers"][0]["resources"]["limits"]["memory"], "512Mi");
+  absl::StatusOr<json> other = h.client.Get(kube::kPods, "default", "dist-worker-1");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ((*other)["spec"]["containers"][0]["resources"]["limits"]["memory"], "256Mi");
+  EXPECT_EQ(h.events.Count("MemoryIncreased"), 1);
+  const api::JobStatus status = h.Status();
+  EXPECT_EQ(status.replica_statuses.at(api::ReplicaType::kWorker).resized,
+            (std::vector<api::ResizedReplica>{
+                {.index = 0, .memory = "512Mi", .oom_kills = 1, .pod_uid = killed}}));
+  EXPECT_EQ(h.Restarts(), 0);
+}
+
 TEST(JobReconcilerTest, FailsAndCleansUpWhenTheDeadlinePasses) {
   Harness h(JobJson({{"activeDeadlineSeconds", 60}}));
   absl::StatusOr<runtime::ReconcileResult> first = h.Pass();

@@ -73,6 +73,39 @@ TEST(DecideFailuresTest, AnEvictedWorkerIsRecreatedAndCountedWithItsRestartsInPl
   EXPECT_EQ(d.replace[0].uid, "uid-2-1");
 }
 
+TEST(DecideFailuresTest, AnOomKillUnderTheOomPolicyGrowsTheReplicaWithoutARestart) {
+  api::DistributedTraining job = Job();
+  job.spec.run_policy.oom_policy = api::OomPolicy{
+      .memory_factor = 2, .max_memory = "1Gi", .max_memory_milli = (1LL << 30) * 1000};
+  job.spec.replica_specs[ReplicaType::kWorker].pod_template = {
+      {"spec",
+       {{"containers",
+         {{{"name", "tensorflow"}, {"resources", {{"limits", {{"memory", "512Mi"}}}}}}}}}}};
+  api::JobStatus status;
+  status.replica_statuses[ReplicaType::kWorker].past_restarts = 3;  // no restart left
+  // Failed (restartPolicy Never), and restarted in place by the kubelet (OnFailure).
+  const FailureDecision d = DecideFailures(
+      job, status,
+      FailurePods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137, "OOMKilled"),
+                   Pod(ReplicaType::kWorker, 1, PodPhase::kRunning, 137, "OOMKilled", 1)}),
+      kNoneDeleting, kDecisionTime);
+  EXPECT_FALSE(d.fail) << "an OOM kill that grows the replica is not a restart";
+  EXPECT_THAT(d.restarts, IsEmpty());
+  ASSERT_EQ(d.grown.size(), 2u);
+  EXPECT_EQ(d.grown[0].entry.memory, "1Gi");
+  EXPECT_EQ(d.grown[1].entry.index, 1);
+  ASSERT_EQ(d.replace.size(), 2u);
+
+  // At the ceiling it is a failure as any other: here past backoffLimit.
+  status.replica_statuses[ReplicaType::kWorker].resized.push_back(d.grown[0].entry);
+  const FailureDecision at_max = DecideFailures(
+      job, status, FailurePods({Pod(ReplicaType::kWorker, 0, PodPhase::kFailed, 137, "OOMKilled")}),
+      kNoneDeleting, kDecisionTime);
+  ASSERT_TRUE(at_max.fail);
+  EXPECT_EQ(at_max.fail->reason, "BackoffLimitExceeded");
+  EXPECT_THAT(at_max.grown, IsEmpty());
+}
+
 TEST(DecideFailuresTest, AChiefWithAPermanentExitFailsTheJob) {
   const FailureDecision d =
       DecideFailures(Job(), {}, FailurePods({Pod(ReplicaType::kChief, 0, PodPhase::kFailed, 1)}),
