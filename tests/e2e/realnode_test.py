@@ -19,7 +19,7 @@ import urllib.parse
 
 import realnode
 from crd_test import install_crd
-from kube import KUBECONFIG, ROOT, TOOLS, Namespace, apply, get_json, kubectl, wait_until
+from kube import KUBECONFIG, ROOT, TOOLS, Namespace, apply, ensure_tool, get_json, kubectl, wait_until
 from pod_logs import DtrLogs, LogFollower, dtr
 
 RELEASE = "dt"
@@ -38,6 +38,9 @@ def helm(*args, timeout=300):
 
 def setUpModule():
     global OPERATOR_NS
+    # make test builds helm beside the first suites: on a cold machine this suite, first in the
+    # real node's lane, waits for it (a CI run failed here with no helm yet).
+    ensure_tool("helm")
     install_crd()
     OPERATOR_NS = f"disttrain-system-{os.getpid()}"
     node_ip = json.loads(kubectl("get", "node", "-l", f"{realnode.NODE_LABEL}=true", "-o", "json").stdout)[
