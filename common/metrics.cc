@@ -47,6 +47,19 @@ void MetricFamily::Set(const LabelValues& labels, double value) {
   series_[labels].value = value;
 }
 
+void MetricFamily::ReplaceSeries(const LabelValues& prefix,
+                                 const std::vector<std::pair<LabelValues, double>>& series) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = series_.lower_bound(prefix); it != series_.end();) {
+    if (it->first.size() < prefix.size() ||
+        !std::equal(prefix.begin(), prefix.end(), it->first.begin())) {
+      break;
+    }
+    it = series_.erase(it);
+  }
+  for (const auto& [labels, value] : series) series_[labels].value = value;
+}
+
 double MetricFamily::Value(const LabelValues& labels) const {
   absl::MutexLock lock(&mu_);
   auto it = series_.find(labels);

@@ -30,6 +30,13 @@ class MetricFamily {
   void Observe(const LabelValues& labels, double value);
   uint64_t Count(const LabelValues& labels) const;
 
+  // Counter and gauge: every series whose first label values are `prefix` replaced by
+  // `series` (each full label values and value), in one step, so a scrape sees the old set or
+  // the new one. An empty `series` removes them: what a per-object family does when its object
+  // goes.
+  void ReplaceSeries(const LabelValues& prefix,
+                     const std::vector<std::pair<LabelValues, double>>& series);
+
   void Render(std::string* out) const;
 
  private:

@@ -75,6 +75,10 @@ Front::Front(const FrontDeps& d, const JobApi& api, const FrontSettings& s)
     progress_->SetNotify([this](const std::string& key) { queue_.Add(key); });
     deps.progress = progress_.get();
   }
+  if (d.metrics != nullptr) {
+    job_metrics_ = std::make_unique<JobMetrics>(d.metrics);
+    deps.job_metrics = job_metrics_.get();
+  }
   reconciler_ = std::make_unique<JobReconciler>(deps);
   jobs_.AddHandler(EnqueueJobs(&queue_));
   pods_.AddHandler(EnqueuePodOwners(&queue_, s.pod_event_batch));

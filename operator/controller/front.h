@@ -71,6 +71,7 @@ class Front {
   runtime::WorkQueue queue_;
   std::unique_ptr<progress::MetricsFetcher> fetcher_;
   std::unique_ptr<progress::ProgressTracker> progress_;
+  std::unique_ptr<JobMetrics> job_metrics_;
   std::unique_ptr<JobReconciler> reconciler_;
   std::unique_ptr<runtime::Controller> controller_;
 };

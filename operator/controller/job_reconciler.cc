@@ -178,6 +178,10 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::str
   if (cached == nullptr) {  // deleted: the GC removes its objects
     expectations_.JobGone(key);
     if (deps_.progress != nullptr) deps_.progress->Forget(key);
+    if (deps_.job_metrics != nullptr) {
+      const size_t slash = key.find('/');
+      deps_.job_metrics->Forget(deps_.api->kind->kind, key.substr(0, slash), key.substr(slash + 1));
+    }
     // What its queue holds for it (Kueue: a Workload and its quota) waits for its pods to go.
     return runtime::ReconcileResult{gate_->JobGone(key)};
   }
@@ -276,6 +280,11 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   ReplaceFailedPods(p);
   if (p.queue) p.queue->AfterWrite(p);
   EmitEvents(p);
+  if (deps_.job_metrics != nullptr && !p.runs_elsewhere) {
+    deps_.job_metrics->Record(
+        deps_.api->kind->kind, p.object->value("/metadata/namespace"_json_pointer, ""),
+        p.object->value("/metadata/name"_json_pointer, ""), p.job, p.status, p.pods, p.now);
+  }
   if (!p.errors.empty()) {
     const absl::Status& first = p.errors.front();
     return absl::Status(first.code(),

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "operator/controller/expectations.h"
 #include "operator/controller/job_api.h"
+#include "operator/controller/job_metrics.h"
 #include "operator/controller/queue_gate.h"
 #include "operator/kube/kube_client.h"
 #include "operator/policy/build_options.h"
@@ -59,6 +60,8 @@ struct ReconcilerDeps {
   policy::BuildOptions build;
   // Reads running jobs' progress for status.progress; null reads none.
   progress::ProgressTracker* progress = nullptr;
+  // Each job's own series on /metrics (job_metrics.h); null exports none.
+  JobMetrics* job_metrics = nullptr;
 };
 
 struct ReconcilePass;  // internal/reconcile_pass.h

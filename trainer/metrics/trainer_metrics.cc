@@ -25,6 +25,9 @@ TrainerMetrics::TrainerMetrics() {
                         {"direction"});
   rpc_errors =
       r.Counter("disttrain_trainer_rpc_errors_total", "Failed parameter-server calls.", {"op"});
+  // At zero from the start, so a rate over them (the dashboard's errors panel, an alert) reads
+  // 0 for a healthy job rather than no data.
+  for (const char* op : {"push_pull", "pull"}) rpc_errors->Add({op}, 0);
   sparse_bytes = r.Counter("disttrain_trainer_sparse_bytes_total",
                            "Embedding-row bytes sent to (pushed: gradients) or read from (pulled: "
                            "rows) parameter servers.",

@@ -64,6 +64,25 @@ TEST(MetricsTest, TheSameNameGivesTheSameFamilyAndRenderFiltersByPrefix) {
   EXPECT_LT(all.find("disttrain_a_total 1"), all.find("workqueue_adds_total 4")) << all;
 }
 
+TEST(MetricsTest, ReplaceSeriesSwapsOnlyTheSeriesUnderItsPrefix) {
+  MetricsRegistry registry;
+  MetricFamily* g = registry.Gauge("pods", "Pods.", {"ns", "job", "role"});
+  g->Set({"a", "j", "ps"}, 2);
+  g->Set({"a", "j", "worker"}, 3);
+  g->Set({"a", "j2", "ps"}, 1);  // shares "a" and a prefix of "j": stays
+  g->Set({"b", "j", "ps"}, 4);
+  g->ReplaceSeries({"a", "j"}, {{{"a", "j", "chief"}, 1}});
+  EXPECT_EQ(registry.Render(),
+            "# HELP pods Pods.\n# TYPE pods gauge\n"
+            "pods{ns=\"a\",job=\"j\",role=\"chief\"} 1\n"
+            "pods{ns=\"a\",job=\"j2\",role=\"ps\"} 1\n"
+            "pods{ns=\"b\",job=\"j\",role=\"ps\"} 4\n");
+  g->ReplaceSeries({"a", "j"}, {});
+  g->ReplaceSeries({"b"}, {});
+  EXPECT_EQ(registry.Render(),
+            "# HELP pods Pods.\n# TYPE pods gauge\npods{ns=\"a\",job=\"j2\",role=\"ps\"} 1\n");
+}
+
 TEST(MetricsTest, DurationBucketsRunFromAMillisecondToAMinute) {
   const std::vector<double> b = MetricsRegistry::DurationBuckets();
   ASSERT_FALSE(b.empty());

@@ -305,6 +305,36 @@ TEST(JobReconcilerTest, RestartsAFailedWorkerAndCountsItOnce) {
   EXPECT_EQ(h.Restarts(), 1);
 }
 
+TEST(JobReconcilerTest, ExportsAJobsRestartsAndItsPodsLeftAfterItEndsUntilItGoes) {
+  Harness h;
+  MetricsRegistry registry;
+  JobMetrics metrics(&registry);
+  h.UseJobMetrics(&metrics);
+  MetricFamily* restarts = registry.Counter(kJobRestarts, "");
+  MetricFamily* after_end = registry.Gauge(kJobPodsAfterEnd, "");
+  const LabelValues worker = {"default", "dist", "DistributedTraining", "worker"};
+  const LabelValues ps = {"default", "dist", "DistributedTraining", "ps"};
+  ASSERT_TRUE(h.Pass().ok());
+  h.RunAll();
+  h.SetPod("dist-worker-1", "Failed", 137);
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_DOUBLE_EQ(restarts->Value(worker), 1);
+  // The chief ends; the parameter server's delete fails, so it still holds its node.
+  h.client.FailNext("delete", "pods", absl::UnavailableError("etcd"), 8);
+  h.SetPod("dist-chief-0", "Succeeded");
+  (void)h.Pass();
+  ASSERT_EQ(h.State(), kSucceeded);
+  EXPECT_DOUBLE_EQ(after_end->Value(ps), 1) << registry.Render();
+  h.Converge();
+  ASSERT_FALSE(h.HasPod("dist-ps-0"));
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(registry.Render().find("disttrain_job_pods_after_end{"), std::string::npos)
+      << registry.Render();
+  ASSERT_TRUE(h.client.Delete(kube::kDistributedTrainings, "default", "dist", {}).ok());
+  ASSERT_TRUE(h.Pass().ok());
+  EXPECT_EQ(registry.Render().find("job_name=\"dist\""), std::string::npos) << registry.Render();
+}
+
 // `kubectl scale dtr dist --replicas N`: the API server writes replicaSpecs.Worker.replicas.
 // Scaling the workers of a running job adds or removes worker pods only: the highest indexes
 // go (with their Services), nothing else is touched, nothing counts as a restart, and a worker

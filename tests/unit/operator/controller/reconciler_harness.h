@@ -94,11 +94,18 @@ class Harness {
     deps.events = &events;
     deps.clock = &clock;
     deps.progress = progress;
+    deps.job_metrics = job_metrics;
     return deps;
   }
   // Reads progress through `tracker` from now on.
   void UseProgress(progress::ProgressTracker* tracker) {
     progress = tracker;
+    reconciler = std::make_unique<JobReconciler>(Deps());
+  }
+
+  // Exports each job's series through `metrics` from now on.
+  void UseJobMetrics(JobMetrics* metrics) {
+    job_metrics = metrics;
     reconciler = std::make_unique<JobReconciler>(Deps());
   }
 
@@ -211,6 +218,7 @@ class Harness {
   RecordingEvents events;
   std::unique_ptr<JobReconciler> reconciler;
   progress::ProgressTracker* progress = nullptr;
+  JobMetrics* job_metrics = nullptr;
 
  private:
   bool kueue_ = false;

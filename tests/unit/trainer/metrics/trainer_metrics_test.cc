@@ -28,6 +28,13 @@ TEST(TrainerMetricsTest, EachRoleScrapesOnlyItsOwnFamilies) {
   EXPECT_THAT(evaluator, Not(HasSubstr("disttrain_trainer_")));
 }
 
+TEST(TrainerMetricsTest, CallErrorsReadZeroBeforeAnyCallFails) {
+  TrainerMetrics fresh;
+  const std::string r = fresh.Render(MetricsPrefix(Role::kWorker));
+  EXPECT_THAT(r, HasSubstr("disttrain_trainer_rpc_errors_total{op=\"push_pull\"} 0\n"));
+  EXPECT_THAT(r, HasSubstr("disttrain_trainer_rpc_errors_total{op=\"pull\"} 0\n"));
+}
+
 TEST(TrainerMetricsTest, TheCheckpointAgeIsRefreshedAtEveryScrape) {
   TrainerMetrics& m = Metrics();
   m.last_checkpoint_unix = 0;
