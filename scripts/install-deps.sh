@@ -19,6 +19,9 @@ packages=(
   containerd runc containernetworking-plugins buildah mmdebstrap
   # kube-router's NetworkPolicy firewall beside the real node (tests/e2e/isolation_test.py).
   ipset iptables
+  # The alert rules' checks (promtool, ctest prometheus_rules) and the Prometheus that
+  # tests/e2e/monitoring_realnode_test.py scrapes the operator and a job with.
+  prometheus
   # make bench-peer's flame graph of the operator.
   linux-perf
 )

@@ -159,6 +159,32 @@ class PlainManifestsTest(unittest.TestCase):
         self.assertIn("app.kubernetes.io/managed-by: disttrain-operator", manifest)
         self.assertNotIn("kind: PodMonitor", helm("template", "dt", CHART).stdout)
 
+    def test_helm_renders_the_alerts_and_the_operators_service_monitor_when_asked(self):
+        alerts = os.path.join(ROOT, "deploy", "prometheus", "disttrain-alerts.yaml")
+        self.assertTrue(filecmp.cmp(alerts, os.path.join(CHART, "alerts", "disttrain-alerts.yaml"), shallow=False),
+                        "charts/disttrain/alerts differs from deploy/prometheus: copy it over")
+        manifest = helm("template", "dt", CHART, "--set", "prometheusRule.enabled=true",
+                        "--set", "prometheusRule.labels.release=kps", "--set", "serviceMonitor.enabled=true").stdout
+        docs = {}
+        for d in yaml.safe_load_all(manifest):
+            if d and d["kind"] in ("PrometheusRule", "ServiceMonitor", "Service"):
+                docs[d["kind"]] = d
+        rule = docs["PrometheusRule"]
+        self.assertEqual(rule["metadata"]["labels"]["release"], "kps")
+        with open(alerts) as f:
+            self.assertEqual(rule["spec"], yaml.safe_load(f), "the PrometheusRule's spec is the rules file")
+        self.assertEqual({r["alert"] for g in rule["spec"]["groups"] for r in g["rules"]},
+                         {"DisttrainJobWaitingTooLong", "DisttrainPodsLeftAfterJobEnded",
+                          "DisttrainJobRestartingRepeatedly", "DisttrainEvaluatorSilent"})
+        # The ServiceMonitor picks the operator's metrics Service by its labels and port name.
+        monitor, service = docs["ServiceMonitor"], docs["Service"]
+        for k, v in monitor["spec"]["selector"]["matchLabels"].items():
+            self.assertEqual(service["metadata"]["labels"].get(k), v, k)
+        self.assertEqual(monitor["spec"]["endpoints"][0]["port"], service["spec"]["ports"][0]["name"])
+        off = helm("template", "dt", CHART).stdout
+        self.assertNotIn("kind: PrometheusRule", off)
+        self.assertNotIn("kind: ServiceMonitor", off)
+
     def test_kubectl_apply_deploy_installs_a_least_privilege_operator(self):
         deploy = os.path.join(ROOT, "deploy")
         try:

@@ -17,10 +17,13 @@ import time
 import unittest
 import urllib.parse
 
+import yaml
+
 import realnode
 from crd_test import install_crd
 from kube import KUBECONFIG, ROOT, TOOLS, Namespace, apply, ensure_tool, get_json, kubectl, wait_until
 from pod_logs import DtrLogs, LogFollower, dtr
+from prometheus_process import PrometheusProcess, pod_monitor_targets, service_monitor_targets
 
 RELEASE = "dt"
 OPERATOR_NS = None
@@ -437,6 +440,77 @@ class RealNodeTest(unittest.TestCase):
         parse = lambda t: datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ")
         print(f"\nOOM kill at {killed_at}, running again with 256Mi at {started}: "
               f"{(parse(started) - parse(killed_at)).total_seconds():.0f} s", file=sys.stderr)
+
+    def test_prometheus_answers_every_dashboard_panel_and_fires_the_alert_of_a_job_restarting(self):
+        # Prometheus scrapes what the chart's PodMonitor (trainers) and ServiceMonitor (the operator)
+        # select (prometheus_process.py: file_sd, Debian's build has no Kubernetes discovery), and
+        # evaluates the shipped rules.
+        manifest = helm("template", RELEASE, os.path.join(ROOT, "charts", "disttrain"), "-n", OPERATOR_NS,
+                        "--set", "podMonitor.enabled=true", "--set", "serviceMonitor.enabled=true")
+        self.assertEqual(manifest.returncode, 0, manifest.stderr)
+        monitors = {d["kind"]: d for d in yaml.safe_load_all(manifest.stdout) if d}
+        pod_monitor, service_monitor = monitors["PodMonitor"], monitors["ServiceMonitor"]
+        prom = PrometheusProcess(
+            {"trainers": (pod_monitor["spec"]["podMetricsEndpoints"][0]["path"],
+                          lambda: pod_monitor_targets(pod_monitor, self.ns)),
+             "operator": (service_monitor["spec"]["endpoints"][0]["path"],
+                          lambda: service_monitor_targets(service_monitor, OPERATOR_NS))},
+            rule_files=[os.path.join(ROOT, "deploy", "prometheus", "disttrain-alerts.yaml")])
+        prom.start()
+        try:
+            apply(training_job("dash", shared_dir(), steps=1_000_000, ps=1, workers=1, checkpoint_steps=50), self.ns)
+            # A worker that dies with a retryable code (137) every 2 s: recreated, and counted, each time.
+            crash = realnode.on_real_node({"containers": [{
+                "name": "tensorflow", "image": realnode.TF_EXAMPLE_IMAGE, "imagePullPolicy": "Never",
+                "command": ["python3", "-c", "import os, time; time.sleep(2); os._exit(137)"]}]})
+            apply({"apiVersion": "disttrain.io/v1", "kind": "DistributedTraining", "metadata": {"name": "crashy"},
+                   "spec": {"runPolicy": {"backoffLimit": 50},
+                            "replicaSpecs": {"Worker": {"replicas": 1, "restartPolicy": "ExitCode",
+                                                        "template": {"spec": crash}}}}}, self.ns)
+            with open(os.path.join(ROOT, "deploy", "grafana", "disttrain-dashboard.json")) as f:
+                dashboard = json.load(f)
+            values = {"$namespace": self.ns, "$job": "dash", "$operator_namespace": OPERATOR_NS}
+
+            def fill(expr):
+                for k, v in values.items():
+                    expr = expr.replace(k, v)
+                return expr
+            panels = [(p["title"], fill(t["expr"])) for p in dashboard["panels"] for t in p.get("targets", [])]
+            self.assertGreaterEqual(len(panels), 15)
+            unanswered = list(panels)
+
+            def every_panel_answers():
+                unanswered[:] = [(title, e) for title, e in unanswered if not prom.query(e)]
+                return not unanswered
+            try:
+                wait_until("every dashboard panel's query to return a number", every_panel_answers,
+                           timeout=300, interval=2)
+            except AssertionError as e:
+                up = [(t["labels"].get("pod"), t["health"], t.get("lastError")) for t in prom.targets()]
+                raise AssertionError(f"{e}\nno data: {unanswered}\ntargets: {up}") from None
+            # The dashboard's variables list this job, its namespace and the operator's namespace.
+            pods = prom.api("label/pod/values", **{"match[]": f'disttrain_trainer_global_step{{namespace="{self.ns}"}}'})
+            job_regex = next(v for v in dashboard["templating"]["list"] if v["name"] == "job")["regex"].strip("/")
+            self.assertIn("dash", {m.group(1) for p in pods if (m := re.match(job_regex, p))})
+            self.assertIn(self.ns, prom.api("label/namespace/values",
+                                            **{"match[]": "disttrain_trainer_global_step"}))
+            self.assertIn(OPERATOR_NS, prom.api("label/namespace/values",
+                                                **{"match[]": "controller_runtime_reconcile_total"}))
+
+            def firing():
+                return [a for a in prom.alerts() if a["state"] == "firing" and
+                        a["labels"].get("alertname") == "DisttrainJobRestartingRepeatedly"]
+            alerts = wait_until("DisttrainJobRestartingRepeatedly to fire", firing, timeout=180, interval=2)
+            self.assertEqual([(a["labels"]["job_namespace"], a["labels"]["job_name"], a["labels"]["kind"])
+                              for a in alerts], [(self.ns, "crashy", "DistributedTraining")])
+            self.assertRegex(alerts[0]["annotations"]["summary"],
+                             rf"DistributedTraining {self.ns}/crashy restarted about \d+ times in 30 minutes")
+            restarts = get_json("dtr", "crashy", "-n", self.ns)["status"]["replicaStatuses"]["Worker"]["restarts"]
+            self.assertGreaterEqual(restarts, 3)
+            print(f"\n{len(panels)} dashboard queries answered; alert fired at {restarts} restarts: "
+                  f"{alerts[0]['annotations']['summary']}", file=sys.stderr)
+        finally:
+            prom.stop()
 
     def test_an_image_the_kubelet_cannot_pull_is_why_the_job_waits(self):
         template = trainer_template(["--model=toy", "--steps=10"])
