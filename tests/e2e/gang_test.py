@@ -10,6 +10,7 @@ the scheduler binds two of them (the control), with one it binds none, and all t
 node brings room.
 """
 import json
+import sys
 import unittest
 
 from crd_test import install_crd
@@ -105,6 +106,12 @@ class GangTest(unittest.TestCase):
                                and self.pod_group_condition("gang"), timeout=90)
         self.assertEqual(condition["reason"], "Unschedulable")
         self.assertEqual(self.bound("gang"), [], "a gang that does not fit binds no pod, not even two")
+        # The job says why it waits: the scheduler's reason and message for its pods.
+        waiting = wait_until("the job's Waiting condition", lambda: next(
+            (c for c in get_json("dtr", "gang", "-n", self.ns).get("status", {}).get("conditions", [])
+             if c["type"] == "Waiting" and c["status"] == "True"), None), timeout=60)
+        print(f"\nWaiting: {waiting}", file=sys.stderr)
+        self.assertEqual(waiting["reason"], "Unschedulable", waiting)
 
         self.add_nodes("gang-node-2")
         wait_until("all three bound once room appears", lambda: len(self.bound("gang")) == 3, timeout=120)
@@ -112,6 +119,8 @@ class GangTest(unittest.TestCase):
         wait_until("the job to run", lambda: get_json("dtr", "gang", "-n", self.ns).get("status", {}).get(
             "state") == "Running", timeout=60)
         self.assertEqual(self.pod_group_condition("gang")["status"], "True")
+        cleared = next(c for c in get_json("dtr", "gang", "-n", self.ns)["status"]["conditions"] if c["type"] == "Waiting")
+        self.assertEqual((cleared["status"], cleared["reason"]), ("False", "NothingHoldsIt"), cleared)
 
     def test_the_workload_and_podgroup_go_with_the_job(self):
         apply(gpu_job("short", 1, gang=True), self.ns)
