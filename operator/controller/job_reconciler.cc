@@ -21,27 +21,20 @@
 #include "operator/policy/restart_policy.h"
 #include "operator/policy/result_policy.h"
 #include "operator/policy/running_policy.h"
-#include "operator/policy/waiting_reason.h"
-#include "operator/progress/estimate.h"
-#include "operator/progress/scrape_target.h"
 #include "operator/queueing/workload.h"
 
 namespace disttrain::controller {
 
-using ::disttrain::policy::AddCondition;
 using ::disttrain::policy::CheckDeadline;
 using ::disttrain::policy::CleanupOnFinish;
 using ::disttrain::policy::CountReadiness;
 using ::disttrain::policy::CurrentState;
 using ::disttrain::policy::DescribeResult;
-using ::disttrain::policy::EvaluationOutcome;
-using ::disttrain::policy::FinalEvaluation;
 using ::disttrain::policy::FindCondition;
 using ::disttrain::policy::IsBeingReplaced;
 using ::disttrain::policy::IsFinished;
 using ::disttrain::policy::IsTrue;
 using ::disttrain::policy::kCreated;
-using ::disttrain::policy::kEvaluated;
 using ::disttrain::policy::kFailed;
 using ::disttrain::policy::kRestarting;
 using ::disttrain::policy::kRunning;
@@ -178,10 +171,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::Reconcile(const std::str
   if (cached == nullptr) {  // deleted: the GC removes its objects
     expectations_.JobGone(key);
     if (deps_.progress != nullptr) deps_.progress->Forget(key);
-    if (deps_.job_metrics != nullptr) {
-      const size_t slash = key.find('/');
-      deps_.job_metrics->Forget(deps_.api->kind->kind, key.substr(0, slash), key.substr(slash + 1));
-    }
+    ForgetMetrics(key);
     // What its queue holds for it (Kueue: a Workload and its quota) waits for its pods to go.
     return runtime::ReconcileResult{gate_->JobGone(key)};
   }
@@ -280,11 +270,7 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
   ReplaceFailedPods(p);
   if (p.queue) p.queue->AfterWrite(p);
   EmitEvents(p);
-  if (deps_.job_metrics != nullptr && !p.runs_elsewhere) {
-    deps_.job_metrics->Record(
-        deps_.api->kind->kind, p.object->value("/metadata/namespace"_json_pointer, ""),
-        p.object->value("/metadata/name"_json_pointer, ""), p.job, p.status, p.pods, p.now);
-  }
+  if (!p.runs_elsewhere) RecordMetrics(p);
   if (!p.errors.empty()) {
     const absl::Status& first = p.errors.front();
     return absl::Status(first.code(),
@@ -294,47 +280,6 @@ absl::StatusOr<runtime::ReconcileResult> JobReconciler::ReconcileJob(const json&
                                            " more failed requests)"));
   }
   return runtime::ReconcileResult{p.requeue};
-}
-
-void JobReconciler::UpdateWaiting(Pass& p) {
-  std::optional<policy::WaitingReason> why;
-  const bool finished = IsFinished(p.status);
-  if (!finished && !p.job.spec.run_policy.suspend) {
-    auto succeeded = [&](ReplicaType t, int i) { return p.Remembered(t, i); };
-    why = policy::FindWaitingReason(p.job, p.status, p.pods,
-                                    CountReadiness(p.job, p.pods, succeeded));
-  }
-  if (why) {
-    SetCondition(&p.status, policy::kWaiting, true, why->reason, why->message, p.now);
-  } else if (IsTrue(p.status, policy::kWaiting)) {
-    SetCondition(&p.status, policy::kWaiting, false,
-                 finished                        ? "JobEnded"
-                 : p.job.spec.run_policy.suspend ? "Suspended"
-                                                 : "NothingHoldsIt",
-                 finished                        ? "the job ended"
-                 : p.job.spec.run_policy.suspend ? "the job is suspended"
-                                                 : "nothing holds the job back any more",
-                 p.now);
-  }
-}
-
-void JobReconciler::TrackProgress(Pass& p) {
-  if (deps_.progress == nullptr) return;
-  const std::string key = runtime::ObjectKey(*p.object);
-  const bool finished = IsFinished(p.status);
-  deps_.progress->Track(key, finished || p.job.spec.run_policy.suspend
-                                 ? std::nullopt
-                                 : progress::ChooseScrapeTarget(p.job, p.pods));
-  // None read yet by this process (it just started): the written one stays.
-  if (std::optional<api::JobProgress> latest = deps_.progress->Latest(key)) {
-    p.status.progress = *std::move(latest);
-  }
-  if (finished && p.status.progress) {
-    p.status.progress = progress::FinishProgress(
-        *p.status.progress, IsTrue(p.status, policy::kSucceeded) && p.status.result
-                                ? p.status.result->global_step
-                                : std::nullopt);
-  }
 }
 
 void JobReconciler::ReadChildren(Pass& p) {
@@ -358,20 +303,6 @@ void JobReconciler::ReadChildren(Pass& p) {
   }
   // A replaced pod that is gone leaves the list; its restart stays in pastRestarts.
   std::erase_if(p.status.restarting_pods, [&](const std::string& uid) { return !uids.count(uid); });
-}
-
-void JobReconciler::TrackFinalEvaluation(Pass& p) {
-  if (FindCondition(p.status, kEvaluated)) return;  // decided once
-  auto it = p.pods.find({ReplicaType::kEvaluator, 0});
-  if (it == p.pods.end()) return;
-  std::optional<EvaluationOutcome> o = FinalEvaluation(p.job, p.status, it->second, p.now);
-  if (!o) return;
-  AddCondition(&p.status, kEvaluated, o->evaluated, o->reason, o->message, p.now);
-  if (o->evaluated) {
-    p.Note(o->reason, o->message);
-  } else {
-    p.Warn(o->reason, o->message);
-  }
 }
 
 void JobReconciler::FailInvalid(Pass& p, const absl::Status& why) {

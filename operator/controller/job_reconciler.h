@@ -117,13 +117,17 @@ class JobReconciler : public runtime::Reconciler, private PassActions {
   absl::Time FirstPassTime(const std::string& key, const std::string& uid, absl::Time now);
   void ReadChildren(Pass& p);
   void FailInvalid(Pass& p, const absl::Status& why) override;
-  // The Evaluated condition once the final evaluation of a succeeded job has an outcome.
+  // What the pass reports beside the lifecycle (job_reconciler_reporting.cc). The Evaluated
+  // condition once the final evaluation of a succeeded job has an outcome.
   void TrackFinalEvaluation(Pass& p);
   // status.progress: what the tracker read last while the job trains; the final step once it
   // ended. Tells the tracker what to read.
   void TrackProgress(Pass& p);
   // The Waiting condition: why a job that has not ended is not running (policy/waiting_reason.h).
   void UpdateWaiting(Pass& p);
+  // The job's series on /metrics from the pass's status (deps_.job_metrics); gone with the job.
+  void RecordMetrics(Pass& p);
+  void ForgetMetrics(const std::string& key);
   void Run(Pass& p);
   void Suspend(Pass& p);
   // PassActions, for the queue gate too.
