@@ -490,7 +490,8 @@ class RealNodeTest(unittest.TestCase):
                            timeout=300, interval=2)
             except AssertionError as e:
                 up = [(t["labels"].get("pod"), t["health"], t.get("lastError")) for t in prom.targets()]
-                raise AssertionError(f"{e}\nno data: {unanswered}\ntargets: {up}") from None
+                raise AssertionError(f"{e}\nno data: {unanswered}\ntargets: {up}\n"
+                                     f"target listing errors: {prom.discovery.errors[-3:]}") from None
             # The dashboard's variables list this job, its namespace and the operator's namespace.
             pods = prom.api("label/pod/values", **{"match[]": f'disttrain_trainer_global_step{{namespace="{self.ns}"}}'})
             job_regex = next(v for v in dashboard["templating"]["list"] if v["name"] == "job")["regex"].strip("/")
