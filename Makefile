@@ -9,6 +9,11 @@ SCALE_JOBS ?= 10000
 TOOLS_BIN := $(BUILD_DIR)/tools/bin
 KUBECONFIG_FILE := $(BUILD_DIR)/cluster/kubeconfig
 export PATH := $(TOOLS_BIN):$(PATH)
+# When the outermost make started, so that `make test` reports its whole wall time, prerequisites
+# included (scripts/test.sh); a sub-make inherits the first value.
+ifndef DISTTRAIN_MAKE_START
+export DISTTRAIN_MAKE_START := $(shell date +%s)
+endif
 
 .PHONY: test-prereqs lane-fetch cuda-build deps tools tools-cluster kueue peer configure build bins images test unit check e2e sanitize demo demo-images cluster-up cluster-down release-bins bench bench-tf bench-sparse bench-recsys bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-startup bench-lost-node bench-schemes cuda format clean help
 

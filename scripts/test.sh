@@ -51,7 +51,10 @@ echo "make test: helm, toxiproxy, Kueue, the peer, kube-router and the sanitizer
 results=()
 current="" current_start=0 current_pid=""
 summary() {
-  echo "make test:"
+  local now
+  now=$(date +%s)
+  echo "make test: $((now - ${DISTTRAIN_MAKE_START:-$((now - SECONDS))})) s in all, prerequisites" \
+    "included ($SECONDS s since they were built)"
   for r in "${results[@]}"; do echo "  $r"; done
   # What a reader of the log's tail needs first: the failed suites by name, and a full disk.
   sed -n '/^The following tests FAILED:/,/^Errors while running CTest/p' "$logs/ctest.log" \
