@@ -94,6 +94,12 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
             "Where the chief writes checkpoints and the evaluator reads them.");
   f->Int("checkpoint-steps", &o->checkpoint_steps, "Global steps between checkpoints.");
   f->Int("keep-checkpoints", &o->keep_checkpoints, "Checkpoints kept in --model-dir.");
+  f->Double("ps-copy-seconds", &o->ps_copy_seconds,
+            "The chief keeps an in-memory copy of the parameter servers' variables, pulled this "
+            "often (a pull never more than a tenth of the time); a parameter server that dies is "
+            "restored from it, losing about this many seconds of updates rather than everything "
+            "since the last checkpoint. 0: no copy (restores come from checkpoints). Models with "
+            "embedding tables restore from checkpoints.");
   f->Int("seed", &o->seed, "Seed of the initial values and of each replica's data order.");
   f->Int("replicas-to-aggregate", &o->replicas_to_aggregate,
          "sync: gradients averaged per step; fewer than the replicas makes the rest backup workers "
@@ -190,6 +196,8 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.steps < 1) return bad("--steps must be at least 1");
   if (o.checkpoint_steps < 1) return bad("--checkpoint-steps must be at least 1");
   if (o.keep_checkpoints < 1) return bad("--keep-checkpoints must be at least 1");
+  if (!(o.ps_copy_seconds >= 0 && o.ps_copy_seconds <= 3600))
+    return bad("--ps-copy-seconds must be between 0 and 3600");
   if (o.ps_connections < 1 || o.ps_connections > 64)
     return bad("--ps-connections must be between 1 and 64");
   if (o.ps_push_buffers < 1) return bad("--ps-push-buffers must be at least 1");

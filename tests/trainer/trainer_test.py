@@ -179,6 +179,42 @@ class FashionMnistTest(unittest.TestCase):
         self.assertEqual(s["global_step"], 2000)
         self.assertGreaterEqual(s["accuracy"], 0.84)
 
+    def test_a_parameter_server_killed_mid_run_is_restored_from_the_chiefs_copy(self):
+        # Checkpoints only at step 0 (--checkpoint-steps 100000): before the chief kept a copy of
+        # the servers (--ps-copy-seconds, 0.5 s by default) it restored a killed ps from step 0's
+        # checkpoint and the updates of the whole run were lost. Now the restore comes from a copy
+        # taken at most about half a second before the kill: after step S1 the chief had 2.5 s to copy.
+        run = self.train("sync", 3000, 0.1, ["--checkpoint-steps", "100000", "--log-every", "10"])
+        pid = run.wait_for("ps-1 to start", lambda: next(
+            (int(m.group(1)) for l in list(run.stderr) if (m := re.search(r"\"started task\" task=ps-1 pid=(\d+)", l))), None))
+
+        def chief_step():
+            return max((e["global_step"] for e in run.events("step") if e.get("task") == "chief-0"), default=0)
+        s1 = run.wait_for("step 600", lambda: (s := chief_step()) >= 600 and s)
+        time.sleep(2.5)
+        s2 = chief_step()
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        restore = run.wait_for("the restore", lambda: next(iter(run.events("restore")), None), timeout=60)
+        resumed = run.wait_for("a step past the restored one", lambda: chief_step() > restore["global_step"] and
+                               any(e["global_step"] > restore["global_step"] for e in run.events("step")
+                                   if e.get("task", "").startswith("worker")) and time.monotonic(), timeout=60)
+        self.assertEqual(run.wait(), 0, "".join(run.stderr[-20:]))
+        self.assertEqual(restore["source"], "copy", restore)
+        self.assertGreaterEqual(restore["global_step"], s1, "the copy is older than 2.5 s before the kill")
+        self.assertLessEqual(restore["global_step"], s2 + 200)
+        s = run.summary()
+        self.assertEqual(s["global_step"], 3000)
+        done = run.events("done")[0]
+        rate = done["global_step"] / done["train_seconds"]
+        lost = s2 - restore["global_step"]
+        print(f"sync, kill -9 of ps-1 at step >= {s2}: restored from the chief's copy at step "
+              f"{restore['global_step']} (copy {restore['copy_age_seconds']:.2f} s old at the restore), "
+              f"{lost} steps lost = {lost / rate:.2f} s at {rate:.0f} steps/s"
+              f"; chief and workers stepping again {resumed - killed:.1f} s after the kill; "
+              f"accuracy {s['accuracy']:.4f}")
+        self.assertGreaterEqual(s["accuracy"], 0.84)
+
 
 def running(pid):
     """True when `pid` is a live process (not gone, not a zombie)."""
@@ -304,7 +340,9 @@ class BadConfigTest(unittest.TestCase):
                               (["--hidden", "0"], '--hidden "0": "0" is not a layer width from 1 to 65536'),
                               (["--hidden", "a,b"], '--hidden "a,b": "a" is not a layer width'),
                               (["--hidden", ""], "--hidden is empty"),
-                              (["--local-replicas", "-1"], "--local-replicas must be between 0")]:
+                              (["--local-replicas", "-1"], "--local-replicas must be between 0"),
+                              (["--ps-copy-seconds", "-1"], "--ps-copy-seconds must be between 0 and 3600"),
+                              (["--ps-copy-seconds", "nan"], "--ps-copy-seconds must be between 0 and 3600")]:
             r = subprocess.run([TRAINER, *args], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2)
             self.assertIn(message, r.stderr)

@@ -52,6 +52,9 @@ class GradientEngine {
                                       std::optional<int64_t> restore_step) {
     return absl::OkStatus();
   }
+  // Whether the servers hold more than the dense variables (embedding tables), which only a
+  // checkpoint restores: the chief's in-memory copy (worker/ps_copy.h) is then not used.
+  virtual bool servers_hold_tables() const { return false; }
   // The chief, after writing the dense checkpoint of `step`: saves what else the servers hold,
   // keeping what the newest `keep` checkpoints need.
   virtual absl::Status SaveCheckpoint(const std::string& model_dir, int64_t step, int keep) {

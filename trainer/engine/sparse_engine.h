@@ -42,6 +42,7 @@ class SparseEngine : public GradientEngine {
   absl::Status PrepareServers(const std::string& model_dir,
                               std::optional<int64_t> restore_step) override;
   absl::Status SaveCheckpoint(const std::string& model_dir, int64_t step, int keep) override;
+  bool servers_hold_tables() const override { return true; }
   EvalResult Evaluate(const Params& params) override;
 
   // The tables the servers hold for this model: each field table (unless the model has no

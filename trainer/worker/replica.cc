@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -62,6 +63,15 @@ Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o,
   report.target_steps = o.steps;
   reporter_ =
       std::make_unique<StepReporter>(std::move(report), &Metrics(), std::move(summaries), clock_);
+  if (chief_ && o.ps_copy_seconds > 0 && !engine_->servers_hold_tables()) {
+    // Its own name: a pull alone joins nothing (trainer/ps/membership.h), and it must not keep a
+    // silent chief counted live.
+    copy_client_ = std::make_unique<PsClient>(spec.ps, variables_, spec.TaskName() + "-copy",
+                                              static_cast<int>(o.ps_connections));
+    copy_ = std::make_unique<PsCopy>(
+        [client = copy_client_.get()](Params* params) { return client->PullAll(params); },
+        absl::Seconds(o.ps_copy_seconds), clock_);
+  }
 }
 
 bool Replica::Tolerate(const absl::Status& s) {
@@ -86,6 +96,22 @@ absl::Status Replica::InitializeOrRestore() {
   std::vector<std::string> skipped;
   absl::StatusOr<Checkpoint> ckpt = LatestCheckpoint(o_.model_dir, &skipped);
   for (const std::string& s : skipped) LogWarning("skipping a corrupt checkpoint", {{"error", s}});
+  // A server restarted while the chief ran: its copy is newer than any checkpoint.
+  if (std::optional<PsCopy::Copy> copy = copy_ != nullptr ? copy_->Latest() : std::nullopt;
+      copy.has_value() && (!ckpt.ok() || copy->global_step > ckpt->global_step)) {
+    if (absl::Status s = client_.InitAll(copy->params, copy->global_step); !s.ok()) return s;
+    const double age = absl::ToDoubleSeconds(clock_->Now() - copy->taken);
+    LogInfo("restored the parameter servers from the chief's copy",
+            {{"global_step", absl::StrCat(copy->global_step)},
+             {"checkpoint_step", ckpt.ok() ? absl::StrCat(ckpt->global_step) : "none"},
+             {"copy_age_seconds", absl::StrCat(age)}});
+    EmitEvent({{"event", "restore"},
+               {"task", spec_.TaskName()},
+               {"global_step", copy->global_step},
+               {"source", "copy"},
+               {"copy_age_seconds", age}});
+    return absl::OkStatus();
+  }
   if (ckpt.ok()) {
     if (!SameVariables(ckpt->variables, variables_)) {
       usage_error_ = true;
@@ -100,8 +126,10 @@ absl::Status Replica::InitializeOrRestore() {
     last_checkpoint_ = ckpt->global_step;
     LogInfo("restored the parameter servers from a checkpoint",
             {{"path", ckpt->path}, {"global_step", absl::StrCat(ckpt->global_step)}});
-    EmitEvent(
-        {{"event", "restore"}, {"task", spec_.TaskName()}, {"global_step", ckpt->global_step}});
+    EmitEvent({{"event", "restore"},
+               {"task", spec_.TaskName()},
+               {"global_step", ckpt->global_step},
+               {"source", "checkpoint"}});
     return absl::OkStatus();
   }
   if (absl::Status s = engine_->PrepareServers(o_.model_dir, std::nullopt); !s.ok()) return s;
@@ -200,6 +228,7 @@ int Replica::Run(const std::atomic<bool>& stop) {
       int exit_code = -1;
       ready = AwaitInitialized(&exit_code);
       if (exit_code >= 0) return exit_code;
+      if (ready && copy_ != nullptr) copy_->Start();  // once the servers hold the variables
       tracker.Reconnected();
       continue;
     }

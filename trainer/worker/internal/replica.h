@@ -19,6 +19,7 @@
 #include "trainer/options.h"
 #include "trainer/schemes/scheme.h"
 #include "trainer/worker/ps_client.h"
+#include "trainer/worker/ps_copy.h"
 #include "trainer/worker/schemes/worker_scheme.h"
 #include "trainer/worker/step_reporter.h"
 
@@ -51,6 +52,10 @@ class Replica {
   std::unique_ptr<WorkerScheme> scheme_;
   const std::vector<VariableSpec> variables_;
   PsClient client_;
+  // The chief's copy of the servers (ps_copy.h): its own connections, and the copy; null when
+  // off (--ps-copy-seconds 0, a worker, a model with embedding tables).
+  std::unique_ptr<PsClient> copy_client_;
+  std::unique_ptr<PsCopy> copy_;
   std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
   absl::Time failing_since_ = absl::InfiniteFuture();
   int64_t last_checkpoint_ = -1;

@@ -170,5 +170,47 @@ TEST_F(ReplicaTest, ResumesAtTheRestoredStepWhenAParameterServerRestarts) {
   ExpectValues(last->values, ToyAfter(30));
 }
 
+TEST_F(ReplicaTest, ARestartedServerIsRestoredFromTheChiefsCopyNotFromAnOlderCheckpoint) {
+  // The only checkpoint is step 0's (checkpoint_steps 1000). The chief copies the servers every
+  // 5 ms while each step takes at least 10 ms; the server restarts at step 20. Restored from the
+  // copy, the new server's first push lands past step 10; restored from the checkpoint (no copy:
+  // the code before --ps-copy-seconds) it would be step 1's. The values at the end are the toy's
+  // closed form at step 30 either way: a copy whose values and step disagreed would show there.
+  absl::Notification reached, restarting;
+  servers_.Start(1, [&] {
+    return std::make_unique<Watched>(Sync(1), [&](int64_t step) {
+      if (step < 20) {
+        absl::SleepFor(absl::Milliseconds(10));
+        return;
+      }
+      if (step != 20 || reached.HasBeenNotified()) return;
+      reached.Notify();
+      restarting.WaitForNotificationWithTimeout(absl::Seconds(30));
+    });
+  });
+  options_.steps = 30;
+  options_.ps_copy_seconds = 0.005;
+  std::atomic<bool> stop = false;
+  const ClusterSpec spec = Spec("chief");
+  std::future<int> chief =
+      std::async(std::launch::async, [&] { return RunReplica(spec, options_, stop); });
+  ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  restarting.Notify();
+  std::atomic<int64_t> first_step = -1;
+  servers_.Restart(0, [&] {
+    return std::make_unique<Watched>(Sync(1), [&](int64_t step) {
+      int64_t none = -1;
+      first_step.compare_exchange_strong(none, step);
+    });
+  });
+  EXPECT_EQ(Await(chief, stop), kExitOk);
+  EXPECT_GT(first_step.load(), 10) << "restored from the checkpoint of step 0, not the copy";
+  EXPECT_LE(first_step.load(), 21);
+  absl::StatusOr<Checkpoint> last = Latest();
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(last->global_step, 30);
+  ExpectValues(last->values, ToyAfter(30));
+}
+
 }  // namespace
 }  // namespace disttrain::trainer
