@@ -124,6 +124,9 @@ bench-sparse: release-bins ## Embedding tables: row updates per ps core, memory 
 bench-recsys: release-bins ## DeepFM on MovieLens against TensorFlow's ParameterServerStrategy; synthetic Criteo scaling (docs/trainer.md).
 	@py=$$(tests/python/venv.sh)/bin/python && $$py bench/recsys_bench.py --bin $(BUILD_DIR)/release/bin --runs 3
 
+bench-ps-copy: release-bins ## The chief's copy of the parameter servers: push latency, step rate and memory with it and without (docs/trainer.md).
+	@python3 bench/ps_copy_bench.py --bin $(BUILD_DIR)/release/bin --runs 3
+
 bench-tls: release-bins ## Push+pull with and without mutual TLS at 1/16/64 MiB, then again with AES-NI hidden from OpenSSL.
 	@$(BUILD_DIR)/release/bin/trainer_bench --only tls
 	@OPENSSL_ia32cap="~0x200000200000000" $(BUILD_DIR)/release/bin/trainer_bench --only tls

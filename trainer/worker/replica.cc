@@ -228,7 +228,12 @@ int Replica::Run(const std::atomic<bool>& stop) {
       int exit_code = -1;
       ready = AwaitInitialized(&exit_code);
       if (exit_code >= 0) return exit_code;
-      if (ready && copy_ != nullptr) copy_->Start();  // once the servers hold the variables
+      if (ready && copy_ != nullptr && !copy_started_) {  // once the servers hold the variables
+        copy_->Start();
+        copy_started_ = true;
+        LogInfo("keeping a copy of the parameter servers",
+                {{"every_seconds", absl::StrCat(o_.ps_copy_seconds)}});
+      }
       tracker.Reconnected();
       continue;
     }

@@ -56,6 +56,7 @@ class Replica {
   // off (--ps-copy-seconds 0, a worker, a model with embedding tables).
   std::unique_ptr<PsClient> copy_client_;
   std::unique_ptr<PsCopy> copy_;
+  bool copy_started_ = false;
   std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
   absl::Time failing_since_ = absl::InfiniteFuture();
   int64_t last_checkpoint_ = -1;
