@@ -317,9 +317,9 @@ class RealNodeTest(unittest.TestCase):
         def chief_steps():
             return [e["global_step"] for e in realnode.events_in(chief.text(), "step")]
         try:
-            wait_until("the chief at step 500", lambda: max(chief_steps(), default=0) >= 500, timeout=300)
+            before = wait_until("the chief at step 500", lambda: (s := max(chief_steps(), default=0)) >= 500 and s,
+                                timeout=300)
             time.sleep(1.5)  # three copies (every 0.5 s) after the step seen
-            before = max(chief_steps())
             evaluator = LogFollower(self.ns, "kill-evaluator-0")
             ps = get_json("pod", "kill-ps-1", "-n", self.ns)
             realnode.kill_container(realnode.container_ids(ps)[0])
@@ -332,8 +332,9 @@ class RealNodeTest(unittest.TestCase):
             text = chief.text()
             at_kill = max(e["global_step"] for e in realnode.events_in(
                 text[:text.index('"event":"restore"')], "step"))
-            wait_until("ps-1 restarted by the kubelet", lambda: get_json("pod", "kill-ps-1", "-n", self.ns)[
-                "status"]["containerStatuses"][0]["restartCount"] >= 1, timeout=60)
+            ps1_status = wait_until("ps-1 restarted by the kubelet", lambda: (c := get_json(
+                "pod", "kill-ps-1", "-n", self.ns)["status"]["containerStatuses"][0])["restartCount"] >= 1 and c,
+                timeout=60)
             wait_until("the job to finish", lambda: self.state("kill") in ("Succeeded", "Failed"), timeout=600)
             self.assertEqual(self.state("kill"), "Succeeded", chief.text()[-3000:])
             wait_until("the final evaluation", lambda: any(
@@ -349,9 +350,12 @@ class RealNodeTest(unittest.TestCase):
         self.assertEqual(sum("parameter server listening" in l for l in ps1), 2, "".join(ps1[-20:]))
         self.assertIn("lost a parameter server", chief.text())
         self.assertEqual(restore.get("source"), "copy", restore)
-        self.assertGreaterEqual(restore["global_step"], before, "the copy predates the last step seen 1.5 s "
-                                                                "before the kill")
+        self.assertGreaterEqual(restore["global_step"], before, "the copy predates a step seen 1.5 s before "
+                                                                "the kill")
         final = max(realnode.events_in(evaluator.text(), "eval"), key=lambda e: e["global_step"])
+        died = ps1_status.get("lastState", {}).get("terminated", {}).get("finishedAt")
+        started = ps1_status.get("state", {}).get("running", {}).get("startedAt")
+        print(f"ps-1's container: died {died}, started again by the kubelet {started}")
         print(f"after kill -9 of ps-1 at step {at_kill}: restored from the chief's copy at step "
               f"{restore['global_step']} ({at_kill - restore['global_step']} steps lost; the copy "
               f"{restore['copy_age_seconds']:.2f} s old at the restore); the chief stepping again "
