@@ -45,10 +45,14 @@ void PsCopy::Loop() {
     {
       absl::MutexLock lock(&mu_);
       if (step.ok()) {
-        if (!latest_.has_value()) latest_.emplace();
-        latest_->global_step = *step;
-        std::swap(latest_->params, params);  // the old copy's buffers serve the next pull
-        latest_->taken = start;
+        if (latest_.has_value()) {
+          latest_->global_step = *step;
+          std::swap(latest_->params, params);  // the old copy's buffers serve the next pull
+          latest_->taken = start;
+        } else {
+          latest_ = Copy{*step, std::move(params), start};
+          params = Params();
+        }
         ++copies_;
       } else {
         ++failures_;
