@@ -123,6 +123,41 @@ class ElasticTest(unittest.TestCase):
             self.assertEqual(len(running(ns, "wide")), 5, "the chief and four workers")
             self.assertTrue(running_condition(), "still Running")
 
+    def test_an_elastic_job_short_of_its_minimum_workers_says_why_it_waits_until_it_fits(self):
+        # minReplicas 5 of 6 workers that each take a whole 8-GPU node, on four such nodes: four
+        # run, two stay Pending, so the job does not run, and its Waiting condition says why (the
+        # scheduler's message for the workers it cannot place). The cause goes when the job asks
+        # for what fits (4 workers, minReplicas 4): Running, and Waiting turns False.
+        with Namespace("elastic-short") as ns:
+            m = job("short", Chief=role(1), Worker=role(6))
+            m["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
+                "limits": {"nvidia.com/gpu": 8}}
+            m["spec"]["elasticPolicy"] = {"minReplicas": 5, "maxReplicas": 6}
+            apply(m, ns)
+
+            def condition(ctype):
+                return next((c for c in get_json("dtr", "short", "-n", ns).get("status", {}).get(
+                    "conditions", []) if c["type"] == ctype), None)
+            # The GPUs of the suite's previous job may take a moment to be freed: wait for all four.
+            wait_until("the chief and four workers running", lambda: len(running(ns, "short")) == 5, timeout=90)
+            waiting = wait_until("the job waiting for the 2 workers the scheduler cannot place", lambda: (
+                c := condition("Waiting")) and c["status"] == "True" and c["reason"] == "Unschedulable" and
+                c["message"].startswith("2 pods") and c, timeout=60)
+            self.assertRegex(waiting["message"], r"^2 pods \(short-worker-\d, short-worker-\d\); short-worker-\d: "
+                                                 r"0/\d+ nodes are available: .*Insufficient nvidia\.com/gpu")
+            status = get_json("dtr", "short", "-n", ns)["status"]
+            self.assertNotEqual(status.get("state"), "Running", status)
+            running_cond = condition("Running")
+            self.assertFalse(running_cond and running_cond["status"] == "True", running_cond)
+
+            kubectl("patch", "dtr", "short", "-n", ns, "--type", "merge", "-p", json.dumps(
+                {"spec": {"elasticPolicy": {"minReplicas": 4}, "replicaSpecs": {"Worker": {"replicas": 4}}}}))
+            wait_until("the job Running", lambda: get_json("dtr", "short", "-n", ns)["status"].get("state") == "Running",
+                       timeout=60)
+            cleared = wait_until("the Waiting condition False", lambda: (
+                c := condition("Waiting")) and c["status"] == "False" and c, timeout=60)
+            self.assertEqual(cleared["reason"], "NothingHoldsIt")
+
     def test_scaling_outside_the_elastic_policy_is_refused(self):
         with Namespace("elastic-bounds") as ns:
             m = job("bounded", Chief=role(1), Worker=role(1))
