@@ -26,6 +26,16 @@ def running(ns, name):
     return {n for n, p in pods_by_name(ns, name).items() if p.get("status", {}).get("phase") == "Running"}
 
 
+def whole_node_workers(name, workers, min_replicas):
+    """A chief and `workers` workers that each take a whole 8-GPU kwok node, elastic down to
+    `min_replicas` (up to 6)."""
+    m = job(name, Chief=role(1), Worker=role(workers))
+    m["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"nvidia.com/gpu": 8}}
+    m["spec"]["elasticPolicy"] = {"minReplicas": min_replicas, "maxReplicas": 6}
+    return m
+
+
 class ElasticTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -101,11 +111,7 @@ class ElasticTest(unittest.TestCase):
         # elasticPolicy.minReplicas 3 the job runs with the four (the trainer takes the fifth when
         # it is scheduled); without it, it would wait for all five.
         with Namespace("elastic-min") as ns:
-            m = job("wide", Chief=role(1), Worker=role(5))
-            m["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
-                "limits": {"nvidia.com/gpu": 8}}
-            m["spec"]["elasticPolicy"] = {"minReplicas": 3, "maxReplicas": 6}
-            apply(m, ns)
+            apply(whole_node_workers("wide", 5, 3), ns)
 
             def running_condition():
                 status = get_json("dtr", "wide", "-n", ns).get("status", {})
@@ -129,11 +135,7 @@ class ElasticTest(unittest.TestCase):
         # scheduler's message for the workers it cannot place). The cause goes when the job asks
         # for what fits (4 workers, minReplicas 4): Running, and Waiting turns False.
         with Namespace("elastic-short") as ns:
-            m = job("short", Chief=role(1), Worker=role(6))
-            m["spec"]["replicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] = {
-                "limits": {"nvidia.com/gpu": 8}}
-            m["spec"]["elasticPolicy"] = {"minReplicas": 5, "maxReplicas": 6}
-            apply(m, ns)
+            apply(whole_node_workers("short", 6, 5), ns)
 
             def condition(ctype):
                 return next((c for c in get_json("dtr", "short", "-n", ns).get("status", {}).get(

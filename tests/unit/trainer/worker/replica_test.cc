@@ -47,7 +47,37 @@ class Watched : public UpdateRule {
 
 std::unique_ptr<UpdateRule> Sync(int replicas) { return MakeSyncSgd(kToyRate, replicas); }
 
-class ReplicaTest : public testing::ReplicaFixture {};
+class ReplicaTest : public testing::ReplicaFixture {
+ protected:
+  // Runs the chief to options_.steps while the one server restarts (without variables) once it
+  // reached `restart_at`, each step before it taking at least `step_time`; `replacement` makes the
+  // new server's rule. The chief's exit code.
+  int RunThroughARestart(int64_t restart_at, absl::Duration step_time,
+                         const std::function<std::unique_ptr<UpdateRule>()>& replacement) {
+    absl::Notification reached, restarting;
+    servers_.Start(1, [&] {
+      return std::make_unique<Watched>(Sync(1), [&](int64_t step) {
+        if (step < restart_at) {
+          absl::SleepFor(step_time);
+          return;
+        }
+        if (step != restart_at || reached.HasBeenNotified()) return;
+        reached.Notify();
+        restarting.WaitForNotificationWithTimeout(absl::Seconds(30));
+      });
+    });
+    std::atomic<bool> stop = false;
+    const ClusterSpec spec = Spec("chief");
+    std::future<int> chief =
+        std::async(std::launch::async, [&] { return RunReplica(spec, options_, stop); });
+    if (!reached.WaitForNotificationWithTimeout(absl::Seconds(30))) {
+      ADD_FAILURE() << "the server never reached step " << restart_at;
+    }
+    restarting.Notify();
+    servers_.Restart(0, replacement);
+    return Await(chief, stop);
+  }
+};
 
 TEST_F(ReplicaTest, TheChiefTrainsToTheLastStepAndLeavesTheResultForKubernetes) {
   servers_.Start(1, [] { return Sync(1); });
@@ -144,24 +174,10 @@ TEST_F(ReplicaTest, ResumesAtTheRestoredStepWhenAParameterServerRestarts) {
   // The server restarts (without variables) once it reached step 5; the chief restores the
   // checkpoint of step 4 into it and must train on from step 4, not wait for the step after
   // its last push, which nobody computes any more.
-  absl::Notification reached, restarting;
-  servers_.Start(1, [&] {
-    return std::make_unique<Watched>(Sync(1), [&](int64_t step) {
-      if (step != 5 || reached.HasBeenNotified()) return;
-      reached.Notify();
-      restarting.WaitForNotificationWithTimeout(absl::Seconds(30));
-    });
-  });
   options_.steps = 30;
   options_.checkpoint_steps = 2;
-  std::atomic<bool> stop = false;
-  const ClusterSpec spec = Spec("chief");
-  std::future<int> chief =
-      std::async(std::launch::async, [&] { return RunReplica(spec, options_, stop); });
-  ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  restarting.Notify();
-  servers_.Restart(0, [] { return Sync(1); });
-  EXPECT_EQ(Await(chief, stop), kExitOk);
+  options_.ps_copy_seconds = 0;  // the checkpoint's restore
+  EXPECT_EQ(RunThroughARestart(5, absl::ZeroDuration(), [] { return Sync(1); }), kExitOk);
   ASSERT_NE(servers_.service(0).store(0), nullptr) << "the new server was never initialised";
   EXPECT_EQ(servers_.service(0).store(0)->global_step(), 30);
   absl::StatusOr<Checkpoint> last = Latest();
@@ -176,34 +192,17 @@ TEST_F(ReplicaTest, ARestartedServerIsRestoredFromTheChiefsCopyNotFromAnOlderChe
   // copy, the new server's first push lands past step 10; restored from the checkpoint (no copy:
   // the code before --ps-copy-seconds) it would be step 1's. The values at the end are the toy's
   // closed form at step 30 either way: a copy whose values and step disagreed would show there.
-  absl::Notification reached, restarting;
-  servers_.Start(1, [&] {
-    return std::make_unique<Watched>(Sync(1), [&](int64_t step) {
-      if (step < 20) {
-        absl::SleepFor(absl::Milliseconds(10));
-        return;
-      }
-      if (step != 20 || reached.HasBeenNotified()) return;
-      reached.Notify();
-      restarting.WaitForNotificationWithTimeout(absl::Seconds(30));
-    });
-  });
   options_.steps = 30;
   options_.ps_copy_seconds = 0.005;
-  std::atomic<bool> stop = false;
-  const ClusterSpec spec = Spec("chief");
-  std::future<int> chief =
-      std::async(std::launch::async, [&] { return RunReplica(spec, options_, stop); });
-  ASSERT_TRUE(reached.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  restarting.Notify();
   std::atomic<int64_t> first_step = -1;
-  servers_.Restart(0, [&] {
-    return std::make_unique<Watched>(Sync(1), [&](int64_t step) {
-      int64_t none = -1;
-      first_step.compare_exchange_strong(none, step);
-    });
-  });
-  EXPECT_EQ(Await(chief, stop), kExitOk);
+  EXPECT_EQ(RunThroughARestart(20, absl::Milliseconds(10),
+                               [&] {
+                                 return std::make_unique<Watched>(Sync(1), [&](int64_t step) {
+                                   int64_t none = -1;
+                                   first_step.compare_exchange_strong(none, step);
+                                 });
+                               }),
+            kExitOk);
   EXPECT_GT(first_step.load(), 10) << "restored from the checkpoint of step 0, not the copy";
   EXPECT_LE(first_step.load(), 21);
   absl::StatusOr<Checkpoint> last = Latest();
