@@ -75,12 +75,17 @@ class Peer:
 
     def mount_certs(self):
         data = get_json("secret", "training-operator-webhook-cert", "-n", PEER_NS).get("data", {})
-        if not all(k in data for k in ("tls.crt", "tls.key", "ca.crt")):
+        if not all(data.get(k) for k in ("tls.crt", "tls.key", "ca.crt")):  # present and filled
             return False
         os.makedirs(self.CERT_DIR, exist_ok=True)
         for key in ("tls.crt", "tls.key", "ca.crt"):
-            with open(os.path.join(self.CERT_DIR, key), "wb") as f:
+            # Written beside and renamed: the peer of another lane (the same folder: it is the
+            # peer's fixed path) reading it at that moment sees the old file or the new, never a
+            # truncated one ("tls: failed to find any PEM data", CI run of 2026-12-07).
+            part = os.path.join(self.CERT_DIR, f".{key}.{os.getpid()}")
+            with open(part, "wb") as f:
                 f.write(base64.b64decode(data[key]))
+            os.replace(part, os.path.join(self.CERT_DIR, key))
         return True
 
     def ready(self):

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/clock.h"
 #include "gtest/gtest.h"
 #include "trainer/ps/parameter_server.h"
 
@@ -172,6 +173,9 @@ class ParameterServerTest : public ::testing::Test {
     EXPECT_EQ(values["b/0"], small_);
   }
 
+  // A clock for Start(), declared first so that it outlives the server's ticker thread, which
+  // reads it until the server is gone (a FakeClock in a test's body is destroyed before).
+  FakeClock fake_clock_;
   std::unique_ptr<ParameterServer> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::ParameterServer::Stub> stub_;

@@ -52,15 +52,14 @@ TEST_F(ParameterServerTest, AReplicaSilentWhileAnotherCallsStopsCountingAfterThe
 }
 
 TEST_F(ParameterServerTest, TheDefaultMinuteOfSilenceIsTimedOnTheInjectedClock) {
-  FakeClock clock;
-  Start(MakeSyncSgd(0.5f, 2, /*every_replica=*/true), 1, &clock);
+  Start(MakeSyncSgd(0.5f, 2, /*every_replica=*/true), 1, &fake_clock_);
   service_->FollowReplicas({"chief-0", "worker-0"}, absl::Seconds(60));  // the flag's default
   ASSERT_TRUE(Push("chief-0", 0, kAsIs).ok());
   // Each second of the fake clock: chief-0 calls (the job is active), the server checks the
   // silences once; worker-0 never calls. No real minute passes.
   int seconds = 0;
   for (; seconds < 70 && service_->live_replicas() == 2; ++seconds) {
-    clock.Advance(absl::Seconds(1));
+    fake_clock_.Advance(absl::Seconds(1));
     grpc::ClientContext ctx;
     v1::DescribeRequest req;
     req.set_worker("chief-0");
