@@ -156,7 +156,7 @@ bench-startup: tools cluster-up ## apply to every pod Running for a 7-pod job be
 	@cmake --build $(BUILD_DIR)/release --target disttrain-operator >/dev/null
 	@DISTTRAIN_BIN=$(BUILD_DIR)/release/bin python3 bench/startup_bench.py --others 0,100 --runs 20
 
-bench-progress: tools cluster-up ## status.progress's cost: operator CPU and status writes per job, 100 training jobs, progress off/30 s/5 s (docs/operations.md; ~35 min, as root).
+bench-progress: tools cluster-up ## status.progress's cost: operator CPU and status writes per job, 100 training jobs, progress off/30 s/5 s (docs/operations.md; ~55 min, as root).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
 	@cmake --build $(BUILD_DIR)/release --target disttrain-operator >/dev/null
 	@python3 bench/progress_bench.py --bin $(BUILD_DIR)/release/bin --runs 3 --window 120
