@@ -90,7 +90,11 @@ class TfJobUnderKueueTest(KueueCase):
         for kind, name in (("TFJob", "t1"), ("TFJob", "t2"), ("DistributedTraining", "d1")):
             wls = self.workloads_of(kind, name)
             self.assertEqual(len(wls), 1, f"{kind} {name}: {[w['metadata']['name'] for w in wls]}")
-            self.assertEqual(self.wl_condition(wls[0], "Finished")["reason"], "Succeeded", name)
+            # Kueue marks a TFJob's Workload Finished on its own reconcile, after the job's
+            # Succeeded condition: wait for it rather than read it once.
+            finished = wait_until(f"{kind} {name}'s Workload to finish", lambda: self.wl_condition(
+                self.workloads_of(kind, name)[0], "Finished"), timeout=30)
+            self.assertEqual(finished["reason"], "Succeeded", name)
         self.assertTrue(self.workloads_of("TFJob", "t1")[0]["metadata"]["name"].startswith("tfjob-t1-"),
                         "Kueue's own name for a TFJob's Workload")
 
