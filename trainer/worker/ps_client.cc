@@ -166,9 +166,21 @@ absl::Status PsClient::InitAll(const Params& params, int64_t global_step) {
 
 absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, const StepOptions& o,
                                                         Params* params) {
+  return Measured(grads, nullptr, o, params);
+}
+
+absl::StatusOr<PsClient::StepResult> PsClient::PushPull(std::shared_ptr<const Params> grads,
+                                                        const StepOptions& o, Params* params) {
+  const Params* raw = grads.get();
+  return Measured(raw, std::move(grads), o, params);
+}
+
+absl::StatusOr<PsClient::StepResult> PsClient::Measured(const Params* grads,
+                                                        std::shared_ptr<const Params> owner,
+                                                        const StepOptions& o, Params* params) {
   const absl::Time start = absl::Now();
   const std::string op = grads != nullptr ? "push_pull" : "pull";
-  absl::StatusOr<StepResult> r = PushPullOnce(grads, o, params);
+  absl::StatusOr<StepResult> r = PushPullOnce(grads, std::move(owner), o, params);
   TrainerMetrics& m = Metrics();
   if (!r.ok()) {
     m.rpc_errors->Add({op}, 1);
@@ -183,6 +195,7 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPull(const Params* grads, con
 }
 
 absl::StatusOr<PsClient::StepResult> PsClient::PushPullOnce(const Params* grads,
+                                                            std::shared_ptr<const Params> owner,
                                                             const StepOptions& o, Params* params) {
   if (params->size() != variables_.size()) {
     params->clear();
@@ -196,11 +209,14 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPullOnce(const Params* grads,
   header.set_wait_ms(absl::ToInt64Milliseconds(o.wait));
   header.set_pull_early(o.pull_early);
   // gRPC may hold the gradient's slices a little past a call's end: the gradient is reused only
-  // once the last slice let go of the pin.
-  absl::Notification released;
+  // once the last slice let go of the pin. The pin keeps the notification (and a shared
+  // gradient) alive however long gRPC holds it, so this may return before.
+  auto released = std::make_shared<absl::Notification>();
+  const bool can_leave = owner != nullptr;
   std::vector<std::unique_ptr<PushPullCall>> calls;
   {
-    std::shared_ptr<const void> pin(nullptr, [&released](const void*) { released.Notify(); });
+    std::shared_ptr<const void> pin(
+        nullptr, [released, owner = std::move(owner)](const void*) { released->Notify(); });
     for (int i = 0; i < num_endpoints(); ++i) {
       header.set_partition(partition(i));
       // A partition without shards (a small model) is initialised empty and never called.
@@ -219,7 +235,12 @@ absl::StatusOr<PsClient::StepResult> PsClient::PushPullOnce(const Params* grads,
     if (!s.ok() && first.ok())
       first = absl::Status(s.code(), absl::StrCat(Name(i), ": ", s.message()));
   }
-  if (!released.WaitForNotificationWithTimeout(absl::Seconds(30))) {
+  // After a failure, a connection to a server that died may hold the gradient until TCP gives
+  // up on it (30 s and more were seen on the real node after a ps was SIGKILLed): a shared
+  // gradient is left to gRPC then, and the failure returned at once.
+  const bool leave = !first.ok() && can_leave;
+  if (!released->WaitForNotificationWithTimeout(leave ? absl::Seconds(1) : absl::Seconds(30))) {
+    if (leave) return first;
     return absl::InternalError("gRPC still holds the gradient 30 s after the calls ended");
   }
   if (!first.ok()) return first;

@@ -60,9 +60,17 @@ class PsClient {
     absl::Duration wait = absl::ZeroDuration();
     bool pull_early = false;  // asynchronous: pull while pushing (see the proto)
   };
-  // Sends `grads` (null: pull only), then reads every variable into `params`.
+  // Sends `grads` (null: pull only), then reads every variable into `params`. gRPC may hold the
+  // gradient's memory a little past the calls' end; this waits until it lets go (30 s at most),
+  // so the caller may write into `grads` again.
   absl::StatusOr<StepResult> PushPull(const Params* grads, const StepOptions& options,
                                       Params* params);
+  // The same for a gradient the caller shares: when a call failed, this waits at most a second
+  // for gRPC to let go, then returns the failure and leaves the gradient to gRPC (whose reference
+  // keeps it alive; grads.use_count() > 1 says so), so that a dead connection that holds it does
+  // not hold up the caller's recovery. A caller that sees it held writes into a copy instead.
+  absl::StatusOr<StepResult> PushPull(std::shared_ptr<const Params> grads,
+                                      const StepOptions& options, Params* params);
   // Reads every variable.
   absl::StatusOr<int64_t> PullAll(Params* params);
   // Tells every server this replica leaves the job (synchronous steps stop waiting for it),
@@ -70,8 +78,10 @@ class PsClient {
   absl::Status LeaveAll(absl::Duration deadline);
 
  private:
-  absl::StatusOr<StepResult> PushPullOnce(const Params* grads, const StepOptions& options,
-                                          Params* params);
+  absl::StatusOr<StepResult> PushPullOnce(const Params* grads, std::shared_ptr<const Params> owner,
+                                          const StepOptions& options, Params* params);
+  absl::StatusOr<StepResult> Measured(const Params* grads, std::shared_ptr<const Params> owner,
+                                      const StepOptions& options, Params* params);
   static std::vector<Shard> Plan(const std::vector<VariableSpec>& variables, int num_ps,
                                  int connections);
 

@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -220,7 +221,9 @@ void Replica::Recovered() {
 }
 
 int Replica::Run(const std::atomic<bool>& stop) {
-  Params params, grads;
+  Params params;
+  // Shared with gRPC, which may hold a gradient past a failed push (PsClient::PushPull).
+  auto grads = std::make_shared<Params>();
   bool ready = false;  // every server was seen initialised
   StepTracker tracker(sync_);
   while (!stop) {
@@ -249,7 +252,8 @@ int Replica::Run(const std::atomic<bool>& stop) {
     step_options.pull_early = !sync_ && scheme_->local_steps() == 1;
     const absl::Time exchange_start = clock_->Now();
     absl::StatusOr<PsClient::StepResult> r =
-        client_.PushPull(call.push ? &grads : nullptr, step_options, &params);
+        call.push ? client_.PushPull(std::shared_ptr<const Params>(grads), step_options, &params)
+                  : client_.PushPull(nullptr, step_options, &params);
     if (train_start_ != absl::InfiniteFuture()) exchange_time_ += clock_->Now() - exchange_start;
     if (!r.ok()) {
       ready = false;
@@ -281,8 +285,11 @@ int Replica::Run(const std::atomic<bool>& stop) {
 
     if (train_start_ == absl::InfiniteFuture()) train_start_ = clock_->Now();
     const absl::Time round_start = clock_->Now();
+    // A gradient gRPC still holds (a failed push) is read, never written: the round writes a copy.
+    if (grads.use_count() > 1) grads = std::make_shared<Params>(*grads);
     const float loss = scheme_->Round(
-        params, [this](const Params& at, Params* g) { return engine_->Gradient(at, g); }, &grads);
+        params, [this](const Params& at, Params* g) { return engine_->Gradient(at, g); },
+        grads.get());
     round_time_ += clock_->Now() - round_start;
     // An engine that exchanges with the servers itself (embedding rows) failed during the round:
     // the round is dropped, as a failed exchange would be; bad data ends the run.
