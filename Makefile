@@ -15,7 +15,7 @@ ifndef DISTTRAIN_MAKE_START
 export DISTTRAIN_MAKE_START := $(shell date +%s)
 endif
 
-.PHONY: test-prereqs lane-fetch cuda-build deps tools tools-cluster kueue peer configure build bins images test unit check e2e sanitize demo demo-images cluster-up cluster-down release-bins bench bench-tf bench-sparse bench-recsys bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-startup bench-lost-node bench-schemes cuda format clean help
+.PHONY: test-prereqs lane-fetch cuda-build deps tools tools-cluster kueue peer configure build bins images test unit check e2e sanitize demo demo-images cluster-up cluster-down release-bins bench bench-tf bench-sparse bench-recsys bench-kueue bench-network-policy bench-tls bench-peer bench-scale bench-startup bench-lost-node bench-chaos bench-progress bench-ps-copy bench-schemes cuda format clean help
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -150,6 +150,9 @@ bench-peer: tools peer cluster-up ## Our operator against Kubeflow's training-op
 
 bench-lost-node: build tools peer cluster-up ## A node lost under a job: pods replaced, ours (30 s, 300 s) against the peer (docs/operations.md; ~20 min).
 	@python3 bench/lost_node.py --runs 3 --long-runs 1
+
+bench-chaos: build images tools kueue peer cluster-up ## Goodput under a chaos schedule (ps SIGKILL, worker OOM kill, Kueue eviction) on the real node, ours against the peer (docs/operations.md; as root).
+	@python3 bench/chaos_bench.py --runs 3
 
 bench-startup: tools cluster-up ## apply to every pod Running for a 7-pod job beside 0 and 100 running jobs: p50, p99, the operator's share (docs/operations.md).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi

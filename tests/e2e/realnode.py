@@ -50,6 +50,13 @@ def running_task_ids():
     return {line.split()[0] for line in out.splitlines()[1:] if line.split() and line.split()[-1] == "RUNNING"}
 
 
+def task_pid(container_id):
+    """The node's pid of a container's main process (its containerd task)."""
+    out = subprocess.run(["ctr", "--address", CONTAINERD_SOCK, "-n", "k8s.io", "tasks", "ls"],
+                         capture_output=True, text=True, check=True).stdout
+    return next(int(line.split()[1]) for line in out.splitlines()[1:] if line.split()[:1] == [container_id])
+
+
 def container_ids(pod):
     """containerd IDs of a pod's containers (from its status)."""
     return [c["containerID"].split("://", 1)[1] for c in pod.get("status", {}).get("containerStatuses", [])
