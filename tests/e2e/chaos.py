@@ -36,9 +36,9 @@ from pod_logs import LogFollower
 from realnode_test import trainer_template
 
 # (fault, seconds after the chief's first step at the earliest)
-# The undisturbed job takes about 50 s here (120 steps/s).
+# The undisturbed job takes about 50 s here (asynchronous: about 500 steps/s).
 SCHEDULE = (("ps-sigkill", 8), ("worker-oom", 18), ("evict", 28))
-STEPS = 15000
+STEPS = 25000
 WORKER_MEMORY = "512Mi"
 
 # Run by oom_kill as root on the node: joins the cgroup (argv[1]) and allocates until the kernel
@@ -204,12 +204,16 @@ def goodput(events):
     computed = last = 0
     for e in events:
         if e.get("event") == "restore":
+            # Steps past the chief's last step event up to the one restored were computed (by
+            # the others, or before a checkpoint on SIGTERM) and kept.
+            computed += max(0, e["global_step"] - last)
             last = e["global_step"]
         elif e.get("event") == "step" and e["global_step"] > last:
             computed += e["global_step"] - last
             last = e["global_step"]
     kept = max((e["global_step"] for e in events if e.get("event") == "done"), default=last)
-    return kept, computed
+    # The chief's last step event may lag the final step (asynchronous pushes of the others).
+    return kept, computed + max(0, kept - last)
 
 
 def run(target, schedule=SCHEDULE, timeout=900):
@@ -227,6 +231,8 @@ def run(target, schedule=SCHEDULE, timeout=900):
             while time.monotonic() < start + at:
                 log.poll()
                 time.sleep(0.2)
+            if target.outcome():
+                raise AssertionError(f"the job ended before its {fault} fault: give it more steps (STEPS)")
             at_s = round(time.monotonic() - start, 1)
             figures["faults"][fault] = globals()[f"_{fault.replace('-', '_')}"](target, log)
             figures["faults"][fault]["at_s"] = at_s
@@ -326,11 +332,12 @@ def _evict(target, log):
             return False
         steps = [e for e in _events_of(log.runs[runs:]) if e.get("event") == "step"]
         return bool(steps)
-    wait_until("the chief stepping again after the eviction", new_chief_stepping, timeout=300, interval=0.1)
+    wait_until("the chief stepping again after the eviction", new_chief_stepping, timeout=180, interval=0.1)
     resumed = time.monotonic()
     restore = next((e for e in _events_of(log.runs[runs:]) if e.get("event") == "restore"), None)
     return {"recover_s": round(resumed - evicted, 2), "stopped_s": round(gone - evicted, 2),
-            "steps_lost": before - restore["global_step"] if restore and before is not None else None}
+            # A checkpoint on SIGTERM may be ahead of the chief's last step event: none lost.
+            "steps_lost": max(0, before - restore["global_step"]) if restore and before is not None else None}
 
 
 def _events_of(followers):
