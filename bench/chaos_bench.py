@@ -28,8 +28,7 @@ import realnode  # noqa: E402
 from chaos_realnode_test import queue  # noqa: E402
 from crd_test import install_crd  # noqa: E402
 from kube import Namespace, apply, kubectl  # noqa: E402
-from kueue_process import Kueue  # noqa: E402
-from operator_process import OperatorProcess  # noqa: E402
+from kueue_process import start_with_operator, stop_with_operator  # noqa: E402
 from peer_process import Peer, build_peer  # noqa: E402
 from realnode_test import shared_dir  # noqa: E402
 
@@ -70,8 +69,7 @@ def main():
     kueue = operator = peer = None
     try:
         if "disttrain" in only:
-            kueue = Kueue("kueue-chaos-bench").install().start()
-            operator = OperatorProcess("chaos-bench", "--kueue").start()
+            kueue, operator = start_with_operator("kueue-chaos-bench", "chaos-bench")
         if "peer" in only:
             folder = build_peer()
             Peer.install(folder)
@@ -86,12 +84,9 @@ def main():
                 print(json.dumps(r), flush=True)
                 results[c].append(r)
     finally:
-        for p in (operator, peer):
-            if p:
-                p.stop()
-        if kueue:
-            kueue.stop()
-            kueue.uninstall()
+        stop_with_operator(kueue, operator)
+        if peer:
+            peer.stop()
 
     def med(rs, get):
         values = [v for v in (get(r) for r in rs) if v is not None]

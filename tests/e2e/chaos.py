@@ -152,18 +152,17 @@ class Target:
         return next(iter(done), None)
 
     def evict(self):
-        if self.kind == "dtr":
-            self._set_workload_active(False)
-        else:
-            kubectl("patch", "tfjob", self.name, "-n", self.ns, "--type=merge",
-                    "-p", '{"spec":{"runPolicy":{"suspend":true}}}')
+        self._suspend(True)
 
     def admit(self):
+        self._suspend(False)
+
+    def _suspend(self, suspended):
         if self.kind == "dtr":
-            self._set_workload_active(True)
+            self._set_workload_active(not suspended)
         else:
             kubectl("patch", "tfjob", self.name, "-n", self.ns, "--type=merge",
-                    "-p", '{"spec":{"runPolicy":{"suspend":false}}}')
+                    "-p", json.dumps({"spec": {"runPolicy": {"suspend": suspended}}}))
 
     def _set_workload_active(self, active):
         wl = next(w["metadata"]["name"] for w in get_json("workloads.kueue.x-k8s.io", "-n", self.ns)["items"]

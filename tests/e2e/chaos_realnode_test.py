@@ -13,9 +13,8 @@ import unittest
 import chaos
 import realnode
 from crd_test import install_crd
-from kube import Namespace, apply, get_json, kubectl, wait_until
-from kueue_process import Kueue
-from operator_process import OperatorProcess
+from kube import Namespace, apply, get_json
+from kueue_process import remove_after_namespace, start_with_operator, stop_with_operator
 from realnode_test import shared_dir
 
 KUEUE = OPERATOR = None
@@ -25,15 +24,11 @@ def setUpModule():
     global KUEUE, OPERATOR
     realnode.exit_unless_up()
     install_crd()
-    KUEUE = Kueue("kueue-chaos").install().start()
-    OPERATOR = OperatorProcess("chaos-operator", "--kueue").start()
+    KUEUE, OPERATOR = start_with_operator("kueue-chaos", "chaos-operator")
 
 
 def tearDownModule():
-    code = OPERATOR.stop() if OPERATOR else 0
-    if KUEUE:
-        KUEUE.stop()
-        KUEUE.uninstall()
+    code = stop_with_operator(KUEUE, OPERATOR)
     assert code == 0, f"operator exited {code} on SIGTERM"
 
 
@@ -58,11 +53,7 @@ class ChaosRealNodeTest(unittest.TestCase):
 
     def tearDown(self):
         self.ns_ctx.__exit__(None, None, None)
-        # Gone while the operator runs: it removes Kueue's finalizer from the job's Workload.
-        wait_until(f"namespace {self.ns} to be gone", lambda: kubectl(
-            "get", "namespace", self.ns, check=False).returncode != 0, timeout=180)
-        for kind, name in self.objects:
-            kubectl("delete", kind, name, "--ignore-not-found", "--wait=false", check=False)
+        remove_after_namespace(self.ns, self.objects)
 
     def test_a_job_under_the_chaos_schedule_keeps_its_steps_and_succeeds(self):
         apply(chaos.distributed_training("chaos", shared_dir(), queue="lq"), self.ns)

@@ -240,3 +240,28 @@ class Kueue:
         """Removes the webhook configurations, so a stopped Kueue blocks nothing after the suite."""
         for kind, name in getattr(self, "webhook_configs", []):
             kubectl("delete", kind, name, "--ignore-not-found", check=False, kubeconfig=self.kubeconfig)
+
+
+def start_with_operator(kueue_name, operator_name, *operator_args):
+    """A Kueue manager and an operator process that queues through it (--kueue), both started."""
+    from operator_process import OperatorProcess
+    kueue = Kueue(kueue_name).install().start()
+    return kueue, OperatorProcess(operator_name, "--kueue", *operator_args).start()
+
+
+def stop_with_operator(kueue, operator):
+    """Stops what start_with_operator started (either may be None); the operator's exit code."""
+    code = operator.stop() if operator else 0
+    if kueue:
+        kueue.stop()
+        kueue.uninstall()
+    return code
+
+
+def remove_after_namespace(ns, objects, timeout=180):
+    """Waits for namespace ns to be gone (the operator, still running, removes Kueue's finalizer
+    from its jobs' Workloads), then deletes the cluster-scoped (kind, name) objects."""
+    wait_until(f"namespace {ns} to be gone", lambda: kubectl(
+        "get", "namespace", ns, check=False).returncode != 0, timeout=timeout)
+    for kind, name in objects:
+        kubectl("delete", kind, name, "--ignore-not-found", "--wait=false", check=False)

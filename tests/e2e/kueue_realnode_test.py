@@ -10,8 +10,7 @@ import unittest
 import realnode
 from crd_test import install_crd
 from kube import Namespace, apply, get_json, wait_until
-from kueue_process import Kueue
-from operator_process import OperatorProcess
+from kueue_process import remove_after_namespace, start_with_operator, stop_with_operator
 from pod_logs import LogFollower
 from realnode_test import shared_dir, trainer_template
 
@@ -22,14 +21,11 @@ def setUpModule():
     global KUEUE, OPERATOR
     realnode.exit_unless_up()
     install_crd()
-    KUEUE = Kueue("kueue-realnode").install().start()
-    OPERATOR = OperatorProcess("kueue-realnode-operator", "--kueue").start()
+    KUEUE, OPERATOR = start_with_operator("kueue-realnode", "kueue-realnode-operator")
 
 
 def tearDownModule():
-    OPERATOR.stop()
-    KUEUE.stop()
-    KUEUE.uninstall()
+    stop_with_operator(KUEUE, OPERATOR)
 
 
 def job(name, model_dir, steps, priority, roles=("Chief", "PS", "Worker")):
@@ -55,12 +51,7 @@ class KueueRealNodeTest(unittest.TestCase):
 
     def tearDown(self):
         self.ns_ctx.__exit__(None, None, None)
-        from kube import kubectl
-        # Gone while the operator runs: it removes Kueue's finalizer from the job's Workload.
-        wait_until(f"namespace {self.ns} to be gone", lambda: kubectl(
-            "get", "namespace", self.ns, check=False).returncode != 0, timeout=180)
-        for kind, name in self.objects:
-            kubectl("delete", kind, name, "--ignore-not-found", "--wait=false", check=False)
+        remove_after_namespace(self.ns, self.objects)
 
     def cluster_object(self, obj):
         apply(obj)
