@@ -1,6 +1,6 @@
 """Goodput under the chaos schedule of issue #61 (tests/e2e/chaos.py), ours against Kubeflow's
 training-operator v1.9 (the peer), on the real node. The same trainer image and job (Fashion-MNIST
-MLP, synchronous, a chief, 2 ps, 2 workers) runs as
+MLP, asynchronous, 25,000 steps, a chief, 2 ps, 2 workers) runs as
 
   disttrain   a DistributedTraining queued by Kueue (the operator with --kueue), oomPolicy on
               (memoryFactor 2), workers restartPolicy ExitCode, ps OnFailure;

@@ -67,8 +67,8 @@ class PsClient {
                                       Params* params);
   // The same for a gradient the caller shares: when a call failed, this waits at most a second
   // for gRPC to let go, then returns the failure and leaves the gradient to gRPC (whose reference
-  // keeps it alive; grads.use_count() > 1 says so), so that a dead connection that holds it does
-  // not hold up the caller's recovery. A caller that sees it held writes into a copy instead.
+  // keeps it alive), so that a dead connection that holds it does not hold up the caller's
+  // recovery. After a failure the caller must not write into `grads`: it writes into a copy.
   absl::StatusOr<StepResult> PushPull(std::shared_ptr<const Params> grads,
                                       const StepOptions& options, Params* params);
   // Reads every variable.

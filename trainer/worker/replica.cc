@@ -256,6 +256,9 @@ int Replica::Run(const std::atomic<bool>& stop) {
                   : client_.PushPull(nullptr, step_options, &params);
     if (train_start_ != absl::InfiniteFuture()) exchange_time_ += clock_->Now() - exchange_start;
     if (!r.ok()) {
+      // gRPC may still read the failed push's gradient (PsClient::PushPull): the next round
+      // writes into a copy, which nothing else holds.
+      if (call.push) grads = std::make_shared<Params>(*grads);
       ready = false;
       if (r.status().code() != absl::StatusCode::kFailedPrecondition && !Tolerate(r.status()))
         return kExitTransient;
@@ -285,8 +288,6 @@ int Replica::Run(const std::atomic<bool>& stop) {
 
     if (train_start_ == absl::InfiniteFuture()) train_start_ = clock_->Now();
     const absl::Time round_start = clock_->Now();
-    // A gradient gRPC still holds (a failed push) is read, never written: the round writes a copy.
-    if (grads.use_count() > 1) grads = std::make_shared<Params>(*grads);
     const float loss = scheme_->Round(
         params, [this](const Params& at, Params* g) { return engine_->Gradient(at, g); },
         grads.get());
