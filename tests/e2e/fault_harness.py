@@ -260,18 +260,24 @@ def run_faults(jobs=100, seed=None, timeout=600, operator_args=()):
             try:
                 items = wait_until(f"all {jobs} jobs to be Succeeded or Failed", all_final, timeout=timeout)
             except AssertionError as e:
-                # What a stuck job had, for the next reader of a CI log: its conditions and its pods.
-                detail = []
-                for name, _ in pending[:3]:
+                # What a stuck job had, for the next reader of a CI log: its conditions and its pods,
+                # compact and first (a CI summary shows 240 characters of a failure's first line).
+                detail, short = [], []
+                for name, state in pending[:3]:
                     job = get_json("dtr", name, "-n", ns)
+                    st = job.get("status", {})
                     conditions = [(c["type"], c["status"], c.get("reason"), c.get("message", "")[:120])
-                                  for c in job.get("status", {}).get("conditions", [])]
+                                  for c in st.get("conditions", [])]
                     pods = [(p["metadata"]["name"], p["status"].get("phase"),
                              bool(p["metadata"].get("deletionTimestamp")), p["metadata"]["uid"][:8])
                             for p in get_json("pods", "-n", ns, "-l", f"disttrain.io/job-name={name}")["items"]]
-                    detail.append(f"{name}: conditions {conditions}; restartingPods "
-                                  f"{job.get('status', {}).get('restartingPods')}; pods {pods}")
-                raise AssertionError(f"{e}; not final: {pending[:20]}\n" + "\n".join(detail)) from None
+                    replacing = [u[:8] for u in st.get("restartingPods") or []]
+                    detail.append(f"{name}: conditions {conditions}; restartingPods {replacing}; pods {pods}")
+                    short.append(f"{name} {state} replacing {replacing} pods " + ",".join(
+                        f"{n.removeprefix(name + '-')}:{ph}{':del' if d else ''}:{u[:4]}" for n, ph, d, u in pods))
+                print("faults: not final:\n  " + "\n  ".join(detail), file=sys.stderr, flush=True)
+                raise AssertionError(f"{len(pending)} jobs not final {timeout} s after the faults: "
+                                     + "; ".join(short) + f" ({e})") from None
             converged_s = time.monotonic() - faults_end
             total_s = time.monotonic() - start
             # Cleanup is part of the end state: give the last deletes a moment to be seen.
