@@ -99,7 +99,13 @@ void RegisterFlags(FlagSet* f, TrainerOptions* o) {
             "often (a pull never more than a tenth of the time); a parameter server that dies is "
             "restored from it, losing about this many seconds of updates rather than everything "
             "since the last checkpoint. 0: no copy (restores come from checkpoints). Models with "
-            "embedding tables restore from checkpoints.");
+            "embedding tables restore from checkpoints unless --ps-copy-tables.");
+  f->Bool("ps-copy-tables", &o->ps_copy_tables,
+          "Recommendation models: the chief's copy (--ps-copy-seconds) also keeps every embedding "
+          "row, merged each round from the rows the servers changed since the last, so a parameter "
+          "server that dies gets its rows back from the copy rather than from the last table "
+          "checkpoint. Costs the tables' size in the chief's memory (about 110 bytes a row of 16 "
+          "floats with adagrad).");
   f->Int("seed", &o->seed, "Seed of the initial values and of each replica's data order.");
   f->Int("replicas-to-aggregate", &o->replicas_to_aggregate,
          "sync: gradients averaged per step; fewer than the replicas makes the rest backup workers "

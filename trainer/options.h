@@ -40,6 +40,8 @@ struct TrainerOptions {
   int64_t checkpoint_steps = 100;
   // chief: seconds between its pulls of the servers' in-memory copy (worker/ps_copy.h); 0: none
   double ps_copy_seconds = 0.5;
+  // chief, recommendation models: the copy also keeps the embedding rows (worker/table_copy.h)
+  bool ps_copy_tables = false;
   int64_t keep_checkpoints = 5;
   int64_t seed = 1;
   int64_t replicas_to_aggregate = 0;  // sync: 0 means every training replica

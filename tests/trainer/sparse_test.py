@@ -113,9 +113,11 @@ class DeepFmOnMovieLensTest(unittest.TestCase):
         self.assertEqual(evals[-1]["examples"], 10000)
 
     def test_a_parameter_server_killed_mid_run_comes_back_with_its_rows(self):
+        # From the table checkpoints: the chief keeps no copy (--ps-copy-seconds 0, and no
+        # --ps-copy-tables: either alone would do).
         run = Run(["--ps", "2", "--workers", "1", "--chief", "--evaluator"],
                   DEEPFM + ["--data-dir", movielens(), "--steps", "2000", "--checkpoint-steps", "200",
-                            "--full-checkpoint-every", "3"])
+                            "--full-checkpoint-every", "3", "--ps-copy-seconds", "0"])
         # Once two table checkpoints past the first (a full one, then a delta) are written, kill
         # ps 1. Asynchronous steps: the chief checkpoints at the multiples of 200 it sees.
         def table_saves():
@@ -131,6 +133,41 @@ class DeepFmOnMovieLensTest(unittest.TestCase):
         self.assertEqual(len([t for t in run.task_pids().values() if t == "ps-1"]), 2, "ps 1 ran twice")
         summary = run.summary()
         print(f"DeepFM with ps 1 killed at step 400+: {summary}", flush=True)
+        self.assertGreaterEqual(summary["auc"], AUC_BOUND)
+
+    def test_a_parameter_server_killed_mid_run_gets_its_rows_back_from_the_chiefs_copy(self):
+        # No table checkpoint after step 0 (--checkpoint-steps 100000): before the chief's copy
+        # kept the embedding rows, a killed ps came back from step 0's checkpoint, every row
+        # trained since lost. Now its rows and the dense variables come from the copy, at most
+        # about --ps-copy-seconds (0.5) old: after step S1 the chief had 2 s to copy.
+        run = Run(["--ps", "2", "--workers", "1", "--chief", "--evaluator"],
+                  DEEPFM + ["--data-dir", movielens(), "--steps", "2000", "--checkpoint-steps", "100000",
+                            "--log-every", "10", "--ps-copy-tables"])
+
+        def chief_step():
+            return max((e["global_step"] for e in run.events("step") if e.get("task") == "chief-0"), default=0)
+        s1 = run.wait_for("step 400", lambda: (s := chief_step()) >= 400 and s, timeout=300)
+        time.sleep(2)
+        s2 = chief_step()
+        ps1 = [pid for pid, task in run.task_pids().items() if task == "ps-1"]
+        os.kill(ps1[-1], 9)
+        restore = run.wait_for("the restore", lambda: next(iter(run.events("restore")), None), timeout=60)
+        self.assertEqual(run.wait(), 0, "".join(run.stderr[-30:]))
+        self.assertEqual(restore["source"], "copy", restore)
+        self.assertGreaterEqual(restore["global_step"], s1, "the copy is older than 2 s before the kill")
+        self.assertLessEqual(restore["global_step"], s2 + 100)
+        # MovieLens-100k's 943 users and 1,682 items alone are 2,625 ids of the user and item
+        # tables; 400 steps of 256 read the whole training split.
+        self.assertGreater(restore["table_rows"], 2625, restore)
+        stderr = "".join(run.stderr)
+        m = re.search(r'"restored the embedding tables from the chief\'s copy" rows=(\d+)', stderr)
+        self.assertTrue(m, "the chief imported the copy's rows")
+        self.assertEqual(int(m.group(1)), restore["table_rows"])
+        self.assertNotIn('"restored the embedding tables" global_step', stderr, "no checkpoint restore")
+        summary = run.summary()
+        print(f"DeepFM with ps 1 killed at step >= {s2}: restored from the chief's copy at step "
+              f"{restore['global_step']} with {restore['table_rows']} rows "
+              f"(copy {restore['copy_age_seconds']:.2f} s old); {summary}", flush=True)
         self.assertGreaterEqual(summary["auc"], AUC_BOUND)
 
 

@@ -16,8 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "trainer/checkpoint/table_checkpoint.h"
 #include "trainer/cluster_spec.h"
 #include "trainer/models/model.h"
 #include "trainer/options.h"
@@ -52,9 +54,13 @@ class GradientEngine {
                                       std::optional<int64_t> restore_step) {
     return absl::OkStatus();
   }
-  // Whether the servers hold more than the dense variables (embedding tables), which only a
-  // checkpoint restores: the chief's in-memory copy (worker/ps_copy.h) is then not used.
-  virtual bool servers_hold_tables() const { return false; }
+  // The embedding tables the servers hold besides the dense variables, which the chief's
+  // in-memory copy (worker/ps_copy.h) keeps too; none for the dense models.
+  virtual std::vector<std::string> ServerTableNames() const { return {}; }
+  // The chief, restoring from its in-memory copy instead of a checkpoint: sets up what else the
+  // servers hold afresh, with the rows `read` passes (PsCopy::ReadTables).
+  using ReadRows = absl::FunctionRef<absl::Status(TableRowsFn)>;
+  virtual absl::Status PrepareServersFromCopy(ReadRows read) { return absl::OkStatus(); }
   // The chief, after writing the dense checkpoint of `step`: saves what else the servers hold,
   // keeping what the newest `keep` checkpoints need.
   virtual absl::Status SaveCheckpoint(const std::string& model_dir, int64_t step, int keep) {

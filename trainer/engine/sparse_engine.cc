@@ -147,34 +147,62 @@ absl::Status SparseEngine::Flush() {
   return s;
 }
 
-absl::Status SparseEngine::PrepareServers(const std::string& model_dir,
-                                          std::optional<int64_t> restore_step) {
+std::vector<std::string> SparseEngine::ServerTableNames() const {
+  std::vector<std::string> names;
+  for (const embedding::TableConfig& t : ServerTables()) names.push_back(t.name);
+  return names;
+}
+
+absl::Status SparseEngine::ImportRows(ReadRows read, uint64_t* rows) {
   if (absl::Status s = client_.CreateTables(ServerTables(), /*reset=*/true); !s.ok()) return s;
   pending_.clear();
-  if (!restore_step.has_value()) return absl::OkStatus();
+  SparseClient::Import import(&client_);
+  *rows = 0;
+  absl::Status s = read([&](const std::string& table, uint32_t row_floats,
+                            absl::Span<const uint64_t> ids, absl::Span<const float> values) {
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (absl::Status added = import.Add(table, row_floats, ids[i], &values[i * row_floats]);
+          !added.ok())
+        return added;
+    *rows += ids.size();
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  if (s = import.Finish(); !s.ok()) return s;
+  // The servers' row versions start over: the next table checkpoint is a full one.
+  restored_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status SparseEngine::PrepareServersFromCopy(ReadRows read) {
+  uint64_t rows = 0;
+  if (absl::Status s = ImportRows(read, &rows); !s.ok()) return s;
+  LogInfo("restored the embedding tables from the chief's copy", {{"rows", absl::StrCat(rows)}});
+  return absl::OkStatus();
+}
+
+absl::Status SparseEngine::PrepareServers(const std::string& model_dir,
+                                          std::optional<int64_t> restore_step) {
+  if (!restore_step.has_value()) {
+    pending_.clear();
+    return client_.CreateTables(ServerTables(), /*reset=*/true);
+  }
   absl::StatusOr<std::vector<int64_t>> chain = TableCheckpointChain(model_dir, *restore_step);
   if (!chain.ok())
     return absl::DataLossError(absl::StrCat("cannot restore the embedding tables of step ",
                                             *restore_step, ": ", chain.status().message()));
-  SparseClient::Import import(&client_);
-  for (int64_t step : *chain) {
-    absl::Status read = ReadTableCheckpoint(
-        model_dir, step,
-        [&](const std::string& table, uint32_t row_floats, absl::Span<const uint64_t> ids,
-            absl::Span<const float> rows) {
-          for (size_t i = 0; i < ids.size(); ++i)
-            if (absl::Status s = import.Add(table, row_floats, ids[i], &rows[i * row_floats]);
-                !s.ok())
-              return s;
-          return absl::OkStatus();
-        });
-    if (!read.ok()) return read;
-  }
-  if (absl::Status s = import.Finish(); !s.ok()) return s;
-  // The servers' row versions start over: the next table checkpoint is a full one.
-  restored_ = true;
-  LogInfo("restored the embedding tables",
-          {{"global_step", absl::StrCat(*restore_step)}, {"files", absl::StrCat(chain->size())}});
+  uint64_t rows = 0;
+  absl::Status s = ImportRows(
+      [&](TableRowsFn fn) {
+        for (int64_t step : *chain)
+          if (absl::Status read = ReadTableCheckpoint(model_dir, step, fn); !read.ok()) return read;
+        return absl::OkStatus();
+      },
+      &rows);
+  if (!s.ok()) return s;
+  LogInfo("restored the embedding tables", {{"global_step", absl::StrCat(*restore_step)},
+                                            {"files", absl::StrCat(chain->size())},
+                                            {"rows", absl::StrCat(rows)}});
   return absl::OkStatus();
 }
 

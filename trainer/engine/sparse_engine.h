@@ -42,7 +42,8 @@ class SparseEngine : public GradientEngine {
   absl::Status PrepareServers(const std::string& model_dir,
                               std::optional<int64_t> restore_step) override;
   absl::Status SaveCheckpoint(const std::string& model_dir, int64_t step, int keep) override;
-  bool servers_hold_tables() const override { return true; }
+  std::vector<std::string> ServerTableNames() const override;
+  absl::Status PrepareServersFromCopy(ReadRows read) override;
   EvalResult Evaluate(const Params& params) override;
 
   // The tables the servers hold for this model: each field table (unless the model has no
@@ -53,6 +54,8 @@ class SparseEngine : public GradientEngine {
  private:
   SparseEngine(Schema schema, std::unique_ptr<CtrModel> model, const TrainerOptions& options,
                const ClusterSpec& spec, bool evaluate);
+  // Declares the tables afresh on every server and imports the rows `read` passes.
+  absl::Status ImportRows(ReadRows read, uint64_t* rows);
   // The rows of `batch` (train: a training lookup that also sends the pending gradients).
   absl::Status PullRows(const SparseBatch& batch, bool train, BatchRows* rows);
 

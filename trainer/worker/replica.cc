@@ -64,14 +64,29 @@ Replica::Replica(const ClusterSpec& spec, const TrainerOptions& o,
   report.target_steps = o.steps;
   reporter_ =
       std::make_unique<StepReporter>(std::move(report), &Metrics(), std::move(summaries), clock_);
-  if (chief_ && o.ps_copy_seconds > 0 && !engine_->servers_hold_tables()) {
+  // Embedding rows are copied only when asked: the copy then takes the tables' size.
+  const std::vector<std::string> tables = engine_->ServerTableNames();
+  if (chief_ && o.ps_copy_seconds > 0 && (tables.empty() || o.ps_copy_tables)) {
     // Its own name: a pull alone joins nothing (trainer/ps/membership.h), and it must not keep a
     // silent chief counted live.
     copy_client_ = std::make_unique<PsClient>(spec.ps, variables_, spec.TaskName() + "-copy",
                                               static_cast<int>(o.ps_connections));
+    PsCopy::ExportRows export_rows;
+    if (!tables.empty()) {
+      // Connections of its own, and its own export versions (the checkpoints' are the engine's).
+      copy_rows_client_ = std::make_unique<SparseClient>(spec.ps, spec.TaskName() + "-copy");
+      export_rows = [client = copy_rows_client_.get(), tables](PsCopy::RowSink sink) {
+        for (const std::string& table : tables) {
+          absl::Status s = client->Export(table, /*full=*/false, sink, /*complete=*/nullptr,
+                                          /*deadline_seconds=*/60);
+          if (!s.ok()) return s;
+        }
+        return absl::OkStatus();
+      };
+    }
     copy_ = std::make_unique<PsCopy>(
         [client = copy_client_.get()](Params* params) { return client->PullAll(params); },
-        absl::Seconds(o.ps_copy_seconds), clock_);
+        absl::Seconds(o.ps_copy_seconds), clock_, std::move(export_rows));
   }
 }
 
@@ -100,17 +115,24 @@ absl::Status Replica::InitializeOrRestore() {
   // A server restarted while the chief ran: its copy is newer than any checkpoint.
   if (std::optional<PsCopy::Copy> copy = copy_ != nullptr ? copy_->Latest() : std::nullopt;
       copy.has_value() && (!ckpt.ok() || copy->global_step > ckpt->global_step)) {
+    // The embedding rows first, as from a checkpoint: the dense variables' Init ends a restore.
+    if (absl::Status s =
+            engine_->PrepareServersFromCopy([&](TableRowsFn fn) { return copy_->ReadTables(fn); });
+        !s.ok())
+      return s;
     if (absl::Status s = client_.InitAll(copy->params, copy->global_step); !s.ok()) return s;
     const double age = absl::ToDoubleSeconds(clock_->Now() - copy->taken);
     LogInfo("restored the parameter servers from the chief's copy",
             {{"global_step", absl::StrCat(copy->global_step)},
              {"checkpoint_step", ckpt.ok() ? absl::StrCat(ckpt->global_step) : "none"},
-             {"copy_age_seconds", absl::StrCat(age)}});
+             {"copy_age_seconds", absl::StrCat(age)},
+             {"table_rows", absl::StrCat(copy->table_rows)}});
     EmitEvent({{"event", "restore"},
                {"task", spec_.TaskName()},
                {"global_step", copy->global_step},
                {"source", "copy"},
-               {"copy_age_seconds", age}});
+               {"copy_age_seconds", age},
+               {"table_rows", copy->table_rows}});
     return absl::OkStatus();
   }
   if (ckpt.ok()) {

@@ -183,7 +183,7 @@ absl::Status SparseClient::PushPull(const std::vector<TableRows>& push,
 
 absl::Status SparseClient::Export(const std::string& table, bool full,
                                   absl::FunctionRef<absl::Status(const v1::RowBlock&)> sink,
-                                  bool* complete) {
+                                  bool* complete, int deadline_seconds) {
   bool all = true;
   for (int ps = 0; ps < num_ps(); ++ps) {
     v1::ExportRowsRequest req;
@@ -194,7 +194,7 @@ absl::Status SparseClient::Export(const std::string& table, bool full,
       req.set_incarnation(it->second.second);
     }
     grpc::ClientContext ctx;
-    ctx.set_deadline(Deadline(600));
+    ctx.set_deadline(Deadline(deadline_seconds));
     std::unique_ptr<grpc::ClientReader<v1::RowBlock>> reader = stubs_[ps]->ExportRows(&ctx, req);
     v1::RowBlock block;
     bool first = true;

@@ -52,9 +52,10 @@ class SparseClient {
   // Streams `table`'s rows from every server to `sink`: those changed since this client's last
   // export of the table from that server, or all of them when `full` (or when the server
   // restarted since). `*complete` (may be null) tells whether every server sent all its rows.
+  // Each server's stream ends with DEADLINE_EXCEEDED after `deadline`.
   absl::Status Export(const std::string& table, bool full,
                       absl::FunctionRef<absl::Status(const v1::RowBlock&)> sink,
-                      bool* complete = nullptr);
+                      bool* complete = nullptr, int deadline_seconds = 600);
 
   // Restores rows: Add() routes each row to the server that holds its id; Finish() ends the
   // streams and reports the first error.

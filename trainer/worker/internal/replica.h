@@ -21,6 +21,7 @@
 #include "trainer/worker/ps_client.h"
 #include "trainer/worker/ps_copy.h"
 #include "trainer/worker/schemes/worker_scheme.h"
+#include "trainer/worker/sparse_client.h"
 #include "trainer/worker/step_reporter.h"
 
 namespace disttrain::trainer::internal {
@@ -55,6 +56,7 @@ class Replica {
   // The chief's copy of the servers (ps_copy.h): its own connections, and the copy; null when
   // off (--ps-copy-seconds 0, a worker, a model with embedding tables).
   std::unique_ptr<PsClient> copy_client_;
+  std::unique_ptr<SparseClient> copy_rows_client_;  // the copy's exports of embedding rows
   std::unique_ptr<PsCopy> copy_;
   bool copy_started_ = false;
   std::unique_ptr<v1::ParameterServer::Stub> snapshot_stub_;  // to ps 0, made at first use
