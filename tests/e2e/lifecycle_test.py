@@ -134,7 +134,10 @@ class LifecycleTest(unittest.TestCase):
         self.wait_no_pods("happy", "disttrain.io/replica-type=ps")
         self.wait_no_pods("happy", "disttrain.io/replica-type=worker")
         self.wait_no_pods("happy", "disttrain.io/replica-type=evaluator")
-        evaluated = self.condition("happy", "Evaluated")
+        # The pass that deletes the evaluator at the grace period's end also decides the condition,
+        # but deletes before it writes the status (a write that may be held back or retried): a CI
+        # run read the status in between.
+        evaluated = wait_until("the Evaluated condition", lambda: self.condition("happy", "Evaluated"), timeout=30)
         self.assertEqual((evaluated["status"], evaluated["reason"]), ("False", "EvaluationTimedOut"))
         chief = self.pods("happy", "disttrain.io/replica-type=chief")
         self.assertEqual(chief[0]["status"]["phase"], "Succeeded")  # kept for its logs
