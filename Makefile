@@ -154,10 +154,11 @@ bench-lost-node: build tools peer cluster-up ## A node lost under a job: pods re
 bench-chaos: build images tools kueue peer cluster-up ## Goodput under a chaos schedule (ps SIGKILL, worker OOM kill, Kueue eviction) on the real node, ours against the peer (docs/operations.md; as root).
 	@python3 bench/chaos_bench.py --runs 3
 
-bench-startup: tools cluster-up ## apply to every pod Running for a 7-pod job beside 0 and 100 running jobs: p50, p99, the operator's share (docs/operations.md).
+bench-startup: tools peer cluster-up ## apply to every pod Running: a 7-pod job beside 0 and 100 running jobs (p50, p99) and one of 1,101 pods, ours and training-operator v1.9's, the operator's share and the control plane's CPU (docs/operations.md).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
 	@cmake --build $(BUILD_DIR)/release --target disttrain-operator >/dev/null
-	@DISTTRAIN_BIN=$(BUILD_DIR)/release/bin python3 bench/startup_bench.py --others 0,100 --runs 20
+	@DISTTRAIN_BIN=$(BUILD_DIR)/release/bin python3 bench/startup_bench.py --others 0,100 --runs 20 \
+	  --contenders disttrain,peer-defaults,peer-matched --big
 
 bench-progress: tools cluster-up ## status.progress's cost: operator CPU and status writes per job, 100 training jobs, progress off/30 s/5 s (docs/operations.md; ~55 min, as root).
 	@if [[ ! -f $(BUILD_DIR)/release/build.ninja ]]; then cmake --preset release >/dev/null; fi
