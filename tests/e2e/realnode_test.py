@@ -283,21 +283,50 @@ class RealNodeTest(unittest.TestCase):
     def test_the_final_checkpoint_is_evaluated_in_every_job_before_cleanup(self):
         # Five jobs at once on the one node: the chief's last checkpoint lives on ps 0, which cleanPodPolicy
         # Running deletes the moment the chief succeeds, as it did the evaluator before it could evaluate.
+        # A grace of 180 s, not the default 60: one CI run (2026-12-07, both kwok lanes busy beside
+        # the node) saw a job's evaluator, running since its pod started, not done 60 s after the
+        # chief; its logs were gone with its pod. They are now followed, for the next such run,
+        # and how long each final evaluation took after the chief is printed.
         names = [f"final{i}" for i in range(5)]
         for name in names:
-            apply(training_job(name, shared_dir(), steps=300, ps=1, workers=1, checkpoint_steps=100), self.ns)
-        for name in names:
-            wait_until(f"{name}'s Evaluated condition", lambda: any(
-                c["type"] == "Evaluated" for c in get_json("dtr", name, "-n", self.ns).get("status", {}).get(
-                    "conditions", [])), timeout=600)
+            job = training_job(name, shared_dir(), steps=300, ps=1, workers=1, checkpoint_steps=100)
+            job["spec"]["runPolicy"] = {"finalEvaluationGracePeriodSeconds": 180}
+            apply(job, self.ns)
+        logs = {}
+        try:
+            def started(pod):  # "started" (its phase past Pending), "gone", or "" (pending)
+                found = get_json("pods", "-n", self.ns, "--field-selector", f"metadata.name={pod}")["items"]
+                if not found:
+                    return "gone"
+                return "started" if found[0]["status"].get("phase", "Pending") != "Pending" else ""
+            for name in names:
+                for pod in (f"{name}-evaluator-0", f"{name}-ps-0"):
+                    if wait_until(f"{pod} to start or go", lambda: started(pod), timeout=180) == "started":
+                        logs[pod] = LogFollower(self.ns, pod)
+            for name in names:
+                wait_until(f"{name}'s Evaluated condition", lambda: any(
+                    c["type"] == "Evaluated" for c in get_json("dtr", name, "-n", self.ns).get("status", {}).get(
+                        "conditions", [])), timeout=600)
+        finally:
+            for follower in logs.values():
+                follower.stop()
+
+        def tail(pod):
+            return " | ".join(l.strip() for l in logs[pod].lines[-6:]) if pod in logs else "(no log)"
+        took = {}
         for name in names:
             status = get_json("dtr", name, "-n", self.ns)["status"]
             evaluated = [c for c in status["conditions"] if c["type"] == "Evaluated"][0]
+            parse = lambda t: datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ")
+            took[name] = (parse(evaluated["lastTransitionTime"]) - parse(status["completionTime"])).total_seconds()
             self.assertEqual((status["state"], evaluated["status"], evaluated["reason"]),
-                             ("Succeeded", "True", "FinalCheckpointEvaluated"), f"{name}: {evaluated}")
+                             ("Succeeded", "True", "FinalCheckpointEvaluated"),
+                             f"{name}: {evaluated}; evaluator: {tail(name + '-evaluator-0')}; "
+                             f"ps 0: {tail(name + '-ps-0')}")
             self.assertEqual((status["result"]["globalStep"], status["result"]["evaluatedStep"]), (300, 300), name)
             self.assertGreater(status["result"]["accuracy"], 0.5, name)
             wait_until(f"{name}'s servers to be gone", lambda: not self.pods(name, "ps"), timeout=60)
+        print(f"final evaluations done {sorted(took.values())} s after the chiefs succeeded", flush=True)
 
     def test_a_parameter_server_killed_with_sigkill_is_restored_from_the_chiefs_copy(self):
         model_dir = shared_dir()
