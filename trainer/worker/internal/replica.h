@@ -54,7 +54,7 @@ class Replica {
   const std::vector<VariableSpec> variables_;
   PsClient client_;
   // The chief's copy of the servers (ps_copy.h): its own connections, and the copy; null when
-  // off (--ps-copy-seconds 0, a worker, a model with embedding tables).
+  // off (--ps-copy-seconds 0, a worker, a model with embedding tables without --ps-copy-tables).
   std::unique_ptr<PsClient> copy_client_;
   std::unique_ptr<SparseClient> copy_rows_client_;  // the copy's exports of embedding rows
   std::unique_ptr<PsCopy> copy_;
